@@ -1,0 +1,10 @@
+//! Value types of the domain. Every type here is parsed once, at the edge, and
+//! is valid for as long as it exists ("parse, don't validate").
+
+pub(crate) mod fingerprint;
+pub(crate) mod operation;
+pub(crate) mod page;
+pub(crate) mod slug;
+pub(crate) mod tenant;
+pub(crate) mod ticket;
+pub(crate) mod violation;

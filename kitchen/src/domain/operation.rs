@@ -1,0 +1,236 @@
+//! Operations: the caller-chosen key that names an intended effect, and the
+//! record the kitchen keeps of it.
+
+use std::fmt;
+
+use serde::Serialize;
+use time::OffsetDateTime;
+
+use super::fingerprint::Fingerprint;
+use super::tenant::TenantId;
+use super::ticket::{Ticket, TicketId};
+
+/// Shortest operation key accepted.
+pub const MIN_KEY_LEN: usize = 8;
+/// Longest operation key accepted.
+pub const MAX_KEY_LEN: usize = 255;
+
+/// A caller-chosen name for one intended effect, e.g. a UUID the caller made
+/// before its first attempt and reuses on every retry.
+///
+/// It names the effect, not the transport request: a JSON-RPC id or an HTTP
+/// request id changes between attempts, this must not. Printable ASCII
+/// without spaces (0x21 to 0x7E), 8 to 255 characters.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(transparent)]
+pub struct OperationKey(String);
+
+/// Why a string is not an operation key. Its `Display` is written for the
+/// caller and says what a good key looks like.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeyError {
+    /// Fewer than 8 or more than 255 characters.
+    #[error(
+        "an operation key must be {MIN_KEY_LEN} to {MAX_KEY_LEN} characters long; this one has {0}. {GOOD_KEY}"
+    )]
+    Length(usize),
+    /// A space, control character or non-ASCII character.
+    #[error(
+        "an operation key may only contain printable ASCII without spaces (0x21 to 0x7E); \
+         found {0:?} at position {1}. {GOOD_KEY}"
+    )]
+    Character(char, usize),
+}
+
+const GOOD_KEY: &str = "Use a fresh UUID for each new intended effect, \
+     such as 0193a4f2-7c1e-7b8a-9f00-4c2d1e5b6a79, and send the same key again on every retry.";
+
+impl OperationKey {
+    /// Parses a key; the error says what a good key looks like.
+    pub fn parse(raw: impl Into<String>) -> Result<Self, KeyError> {
+        let raw = raw.into();
+        if let Some((pos, ch)) = raw
+            .chars()
+            .enumerate()
+            .find(|(_, c)| !matches!(c, '\x21'..='\x7e'))
+        {
+            return Err(KeyError::Character(ch, pos));
+        }
+        // Every character is ASCII here, so bytes == characters.
+        if !(MIN_KEY_LEN..=MAX_KEY_LEN).contains(&raw.len()) {
+            return Err(KeyError::Length(raw.len()));
+        }
+        Ok(Self(raw))
+    }
+
+    /// The key as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for OperationKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// What an operation does. Part of the key's scope: the same key may name
+/// one effect per action. The same action whichever door the call came in by,
+/// which is what makes REST and MCP share one key namespace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    /// Create one ticket.
+    CreateTicket,
+}
+
+impl Action {
+    /// The action's stable name, as stored and as shown in URLs.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::CreateTicket => "create_ticket",
+        }
+    }
+
+    /// Parses an action name such as `create_ticket`.
+    pub fn parse(raw: &str) -> Option<Self> {
+        (raw == "create_ticket").then_some(Self::CreateTicket)
+    }
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where an operation is.
+///
+/// With the local backend the ticket and the record commit together, so a
+/// record is only ever seen `succeeded`; the state exists so that backends
+/// that cannot commit atomically can say more.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OperationState {
+    /// The effect happened; the record holds its result.
+    Succeeded,
+}
+
+impl OperationState {
+    /// The state as stored and shown.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Succeeded => "succeeded",
+        }
+    }
+
+    pub(crate) fn parse(raw: &str) -> Option<Self> {
+        (raw == "succeeded").then_some(Self::Succeeded)
+    }
+}
+
+/// The frozen result of the first successful attempt: the ticket's JSON,
+/// exactly the bytes the first answer carried. Replays return these bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResultSnapshot(String);
+
+impl ResultSnapshot {
+    pub(crate) fn of(ticket: &Ticket) -> Result<Self, serde_json::Error> {
+        serde_json::to_string(ticket).map(Self)
+    }
+
+    pub(crate) fn from_stored(raw: String) -> Self {
+        Self(raw)
+    }
+
+    /// The snapshot's JSON text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The ticket the snapshot holds.
+    pub fn ticket(&self) -> Result<Ticket, serde_json::Error> {
+        serde_json::from_str(&self.0)
+    }
+}
+
+/// The kitchen's record of one operation, scoped to (tenant, action, key).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OperationRecord {
+    /// The tenant that owns the key.
+    pub tenant_id: TenantId,
+    /// What the operation does.
+    pub action: Action,
+    /// The caller's key.
+    pub key: OperationKey,
+    /// Fingerprint of the request that first used the key.
+    pub fingerprint: Fingerprint,
+    /// Where the operation is.
+    pub state: OperationState,
+    /// The ticket it made, once there is one.
+    pub ticket_id: Option<TicketId>,
+    /// The frozen result, once there is one.
+    pub result: Option<ResultSnapshot>,
+    /// When the key was first used.
+    pub created_at: OffsetDateTime,
+    /// Until when the record is kept and the key protects against duplicates.
+    pub retained_until: OffsetDateTime,
+}
+
+impl OperationRecord {
+    /// A reference to this operation that carries none of its payload.
+    pub fn reference(&self) -> OperationRef {
+        OperationRef {
+            action: self.action,
+            key: self.key.clone(),
+            created_at: self.created_at,
+        }
+    }
+}
+
+/// Enough to look an operation up (and to say when it happened), and nothing
+/// of what it carried: given to callers whose request conflicts with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OperationRef {
+    /// The action.
+    pub action: Action,
+    /// The key.
+    pub key: OperationKey,
+    /// When the key was first used.
+    pub created_at: OffsetDateTime,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_uuids_and_printable_ascii() {
+        for ok in [
+            "0193a4f2-7c1e-7b8a-9f00-4c2d1e5b6a79",
+            "abcdefgh",
+            "!~#$%&'()*+,-./:;<=>?@[]^_`{|}",
+            &"k".repeat(MAX_KEY_LEN),
+        ] {
+            assert!(OperationKey::parse(ok).is_ok(), "{ok:?}");
+        }
+    }
+
+    #[test]
+    fn rejects_with_a_message_that_shows_a_good_key() {
+        for (bad, expected) in [
+            ("short", KeyError::Length(5)),
+            ("has space in it", KeyError::Character(' ', 3)),
+            ("tab\there-ok", KeyError::Character('\t', 3)),
+            ("clé-unique-01", KeyError::Character('é', 2)),
+        ] {
+            assert_eq!(OperationKey::parse(bad), Err(expected.clone()));
+            assert!(expected.to_string().contains("UUID"));
+        }
+        assert_eq!(
+            OperationKey::parse("k".repeat(MAX_KEY_LEN + 1)),
+            Err(KeyError::Length(MAX_KEY_LEN + 1))
+        );
+    }
+}

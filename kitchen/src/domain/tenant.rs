@@ -1,0 +1,139 @@
+//! Tenants and their API tokens.
+
+use std::fmt;
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use super::slug::{is_slug, slug_rule};
+
+/// A tenant's id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(transparent)]
+pub struct TenantId(Uuid);
+
+impl TenantId {
+    pub(crate) fn new_v7() -> Self {
+        Self(Uuid::now_v7())
+    }
+
+    pub(crate) fn from_uuid(id: Uuid) -> Self {
+        Self(id)
+    }
+
+    /// The underlying UUID.
+    pub fn as_uuid(&self) -> Uuid {
+        self.0
+    }
+}
+
+impl fmt::Display for TenantId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.hyphenated().fmt(f)
+    }
+}
+
+/// A tenant's unique name, a slug such as `acme`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[serde(transparent)]
+pub struct TenantName(String);
+
+impl TenantName {
+    /// Parses a tenant name; the error says what a valid one looks like.
+    pub fn parse(raw: impl Into<String>) -> Result<Self, String> {
+        let raw = raw.into();
+        if is_slug(&raw) {
+            Ok(Self(raw))
+        } else {
+            Err(format!("a tenant name {}", slug_rule()))
+        }
+    }
+
+    /// The name as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for TenantName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Someone who owns tickets and operation keys. Every read and write is
+/// scoped to one tenant, and the tenant always comes from authentication.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Tenant {
+    /// The tenant's id.
+    pub id: TenantId,
+    /// The tenant's unique name.
+    pub name: TenantName,
+    /// When the tenant was created.
+    #[serde(with = "time::serde::rfc3339")]
+    pub created_at: OffsetDateTime,
+}
+
+/// An API token's id: safe to show and log, used to revoke the token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(transparent)]
+pub struct TokenId(Uuid);
+
+impl TokenId {
+    pub(crate) fn new_v7() -> Self {
+        Self(Uuid::now_v7())
+    }
+
+    /// The underlying UUID.
+    pub fn as_uuid(&self) -> Uuid {
+        self.0
+    }
+}
+
+impl From<Uuid> for TokenId {
+    fn from(id: Uuid) -> Self {
+        Self(id)
+    }
+}
+
+impl fmt::Display for TokenId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.hyphenated().fmt(f)
+    }
+}
+
+/// Prefix of every API token, so a leaked token is recognisable in a scan.
+pub(crate) const TOKEN_PREFIX: &str = "tkt_";
+
+/// A freshly issued API token. The secret exists only in this value: the
+/// kitchen stores its SHA-256 and can never show it again.
+#[derive(Debug, Clone)]
+pub struct IssuedToken {
+    /// The token's id, for revoking it.
+    pub id: TokenId,
+    /// The tenant the token acts for.
+    pub tenant_id: TenantId,
+    /// The secret to put in `Authorization: Bearer …`. Shown once.
+    pub secret: String,
+}
+
+impl IssuedToken {
+    pub(crate) fn generate(tenant_id: TenantId) -> Self {
+        use rand::RngCore;
+        let mut bytes = [0u8; 32];
+        rand::rng().fill_bytes(&mut bytes);
+        Self {
+            id: TokenId::new_v7(),
+            tenant_id,
+            secret: format!("{TOKEN_PREFIX}{}", hex::encode(bytes)),
+        }
+    }
+}
+
+/// The stored form of a token secret. Looking a token up by its hash keeps
+/// the comparison off the secret itself, and a database leak reveals no token.
+pub(crate) fn token_hash(secret: &str) -> Vec<u8> {
+    Sha256::digest(secret.as_bytes()).to_vec()
+}

@@ -1,0 +1,443 @@
+//! Tickets: the draft a caller sends, the validated command, and the stored ticket.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use super::slug::{is_slug, slug_rule};
+use super::violation::FieldViolation;
+
+/// Longest title, in characters.
+pub const MAX_TITLE_CHARS: usize = 200;
+/// Longest description, in characters.
+pub const MAX_DESCRIPTION_CHARS: usize = 10_000;
+
+/// A ticket's id: a UUID v7 made by the server, so ids sort by creation time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct TicketId(Uuid);
+
+impl TicketId {
+    pub(crate) fn new_v7() -> Self {
+        Self(Uuid::now_v7())
+    }
+
+    pub(crate) fn from_uuid(id: Uuid) -> Self {
+        Self(id)
+    }
+
+    /// The underlying UUID.
+    pub fn as_uuid(&self) -> Uuid {
+        self.0
+    }
+}
+
+impl fmt::Display for TicketId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.hyphenated().fmt(f)
+    }
+}
+
+impl FromStr for TicketId {
+    type Err = uuid::Error;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Uuid::parse_str(s).map(Self)
+    }
+}
+
+/// The project a ticket belongs to: a slug such as `billing-api`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct ProjectId(String);
+
+impl ProjectId {
+    /// Parses a project id; the error says what a valid one looks like.
+    pub fn parse(raw: impl Into<String>) -> Result<Self, FieldViolation> {
+        let raw = raw.into();
+        if is_slug(&raw) {
+            Ok(Self(raw))
+        } else {
+            Err(FieldViolation::new(
+                "project_id",
+                "malformed",
+                format!("project_id {}", slug_rule()),
+            ))
+        }
+    }
+
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl TryFrom<String> for ProjectId {
+    type Error = String;
+    fn try_from(raw: String) -> Result<Self, Self::Error> {
+        Self::parse(raw).map_err(|v| v.message)
+    }
+}
+
+impl From<ProjectId> for String {
+    fn from(id: ProjectId) -> Self {
+        id.0
+    }
+}
+
+/// A ticket title: 1 to 200 characters on one line, not blank.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct Title(String);
+
+impl Title {
+    /// Parses a title; the error says what is wrong with it.
+    pub fn parse(raw: impl Into<String>) -> Result<Self, FieldViolation> {
+        let raw = raw.into();
+        let chars = raw.chars().count();
+        let violation = |code, message: String| Err(FieldViolation::new("title", code, message));
+        if raw.trim().is_empty() {
+            violation(
+                "blank",
+                "title must not be empty or only white space".into(),
+            )
+        } else if chars > MAX_TITLE_CHARS {
+            violation(
+                "too_long",
+                format!("title must be at most {MAX_TITLE_CHARS} characters; it has {chars}"),
+            )
+        } else if raw.chars().any(char::is_control) {
+            // A title is shown on one line in lists; line breaks belong in the description.
+            violation(
+                "control_character",
+                "title must be a single line without control characters; \
+                 put longer text in description"
+                    .into(),
+            )
+        } else {
+            Ok(Self(raw))
+        }
+    }
+
+    /// The title as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl TryFrom<String> for Title {
+    type Error = String;
+    fn try_from(raw: String) -> Result<Self, Self::Error> {
+        Self::parse(raw).map_err(|v| v.message)
+    }
+}
+
+impl From<Title> for String {
+    fn from(t: Title) -> Self {
+        t.0
+    }
+}
+
+/// A ticket description: up to 10,000 characters, line breaks allowed.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct Description(String);
+
+impl Description {
+    /// Parses a description. An empty description means "no description"
+    /// and yields `None`, so `""` and an omitted field mean the same thing.
+    pub fn parse(raw: impl Into<String>) -> Result<Option<Self>, FieldViolation> {
+        let raw = raw.into();
+        let chars = raw.chars().count();
+        if chars > MAX_DESCRIPTION_CHARS {
+            Err(FieldViolation::new(
+                "description",
+                "too_long",
+                format!(
+                    "description must be at most {MAX_DESCRIPTION_CHARS} characters; it has {chars}"
+                ),
+            ))
+        } else if raw.is_empty() {
+            Ok(None)
+        } else {
+            Ok(Some(Self(raw)))
+        }
+    }
+
+    /// The description as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl TryFrom<String> for Description {
+    type Error = String;
+    fn try_from(raw: String) -> Result<Self, Self::Error> {
+        match Self::parse(raw) {
+            Ok(Some(d)) => Ok(d),
+            Ok(None) => Err("description must not be empty".into()),
+            Err(v) => Err(v.message),
+        }
+    }
+}
+
+impl From<Description> for String {
+    fn from(d: Description) -> Self {
+        d.0
+    }
+}
+
+/// How urgent a ticket is. Omitted means `normal`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Priority {
+    /// Can wait.
+    Low,
+    /// The default.
+    #[default]
+    Normal,
+    /// Soon.
+    High,
+    /// Now.
+    Urgent,
+}
+
+impl Priority {
+    /// Every priority, lowest first.
+    pub const ALL: [Priority; 4] = [Self::Low, Self::Normal, Self::High, Self::Urgent];
+
+    /// The priority as the API spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Low => "low",
+            Self::Normal => "normal",
+            Self::High => "high",
+            Self::Urgent => "urgent",
+        }
+    }
+
+    /// Parses `low`, `normal`, `high` or `urgent`.
+    pub fn parse(raw: &str) -> Result<Self, FieldViolation> {
+        Self::ALL
+            .into_iter()
+            .find(|p| p.as_str() == raw)
+            .ok_or_else(|| {
+                FieldViolation::new(
+                    "priority",
+                    "unknown_value",
+                    format!("priority must be one of low, normal, high, urgent; got {raw:?}"),
+                )
+            })
+    }
+}
+
+/// Where a ticket is in its life. Every ticket starts `open`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TicketStatus {
+    /// Just created, not yet worked on.
+    Open,
+}
+
+impl TicketStatus {
+    /// The status as the API spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Open => "open",
+        }
+    }
+
+    pub(crate) fn parse(raw: &str) -> Option<Self> {
+        (raw == "open").then_some(Self::Open)
+    }
+}
+
+/// A ticket as stored and as shown to callers.
+///
+/// Its JSON form (field order included) is the result snapshot that a create
+/// stores and every replay returns, so changing this struct changes what old
+/// replays look like: add fields, never reorder or rename them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Ticket {
+    /// Server-made UUID v7.
+    pub id: TicketId,
+    /// The project the ticket belongs to.
+    pub project_id: ProjectId,
+    /// One-line summary.
+    pub title: Title,
+    /// Longer text, if any.
+    pub description: Option<Description>,
+    /// How urgent it is.
+    pub priority: Priority,
+    /// Where it is in its life.
+    pub status: TicketStatus,
+    /// When it was created (RFC 3339, UTC, microsecond precision).
+    #[serde(with = "time::serde::rfc3339")]
+    pub created_at: OffsetDateTime,
+}
+
+/// A create request as a caller sent it, before validation.
+///
+/// Every field is optional here so that a missing field is reported by name
+/// next to every other problem, instead of failing the whole body at once.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TicketDraft {
+    /// Required: the project slug.
+    pub project_id: Option<String>,
+    /// Required: the one-line summary.
+    pub title: Option<String>,
+    /// Optional longer text.
+    pub description: Option<String>,
+    /// Optional: `low`, `normal` (default), `high` or `urgent`.
+    pub priority: Option<String>,
+}
+
+/// A validated create command with every default filled in: what the
+/// fingerprint is computed over and what the ticket is made from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewTicket {
+    /// The project slug.
+    pub project_id: ProjectId,
+    /// The title.
+    pub title: Title,
+    /// The description, `None` when omitted or empty.
+    pub description: Option<Description>,
+    /// The priority, `normal` when omitted.
+    pub priority: Priority,
+}
+
+impl TicketDraft {
+    /// Validates every field and reports every problem at once.
+    pub fn validate(&self) -> Result<NewTicket, Vec<FieldViolation>> {
+        let mut violations = Vec::new();
+        let v = &mut violations;
+        let project_id = keep(
+            v,
+            required(&self.project_id, "project_id").and_then(ProjectId::parse),
+        );
+        let title = keep(v, required(&self.title, "title").and_then(Title::parse));
+        let description = keep(
+            v,
+            Description::parse(self.description.clone().unwrap_or_default()),
+        );
+        let priority = keep(
+            v,
+            self.priority
+                .as_deref()
+                .map_or(Ok(Priority::default()), Priority::parse),
+        );
+
+        match (project_id, title, description, priority) {
+            (Some(project_id), Some(title), Some(description), Some(priority))
+                if violations.is_empty() =>
+            {
+                Ok(NewTicket {
+                    project_id,
+                    title,
+                    description,
+                    priority,
+                })
+            }
+            _ => Err(violations),
+        }
+    }
+}
+
+/// The value of `result`, or `None` after noting its violation.
+fn keep<T>(violations: &mut Vec<FieldViolation>, result: Result<T, FieldViolation>) -> Option<T> {
+    result.map_err(|v| violations.push(v)).ok()
+}
+
+fn required(value: &Option<String>, field: &str) -> Result<String, FieldViolation> {
+    value
+        .clone()
+        .ok_or_else(|| FieldViolation::new(field, "required", format!("{field} is required")))
+}
+
+impl NewTicket {
+    /// The ticket this command makes, with a fresh id, status `open`, and
+    /// `created_at` cut to microseconds (what both databases store exactly).
+    pub(crate) fn into_ticket(self, now: OffsetDateTime) -> Ticket {
+        Ticket {
+            id: TicketId::new_v7(),
+            project_id: self.project_id,
+            title: self.title,
+            description: self.description,
+            priority: self.priority,
+            status: TicketStatus::Open,
+            created_at: truncate_to_micros(now),
+        }
+    }
+}
+
+pub(crate) fn truncate_to_micros(t: OffsetDateTime) -> OffsetDateTime {
+    let micros = t.microsecond();
+    t.replace_microsecond(micros).unwrap_or(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn draft(project: &str, title: &str) -> TicketDraft {
+        TicketDraft {
+            project_id: Some(project.into()),
+            title: Some(title.into()),
+            ..TicketDraft::default()
+        }
+    }
+
+    #[test]
+    fn fills_in_defaults() {
+        let cmd = draft("ops", "Disk full").validate().expect("valid");
+        assert_eq!(cmd.priority, Priority::Normal);
+        assert_eq!(cmd.description, None);
+    }
+
+    #[test]
+    fn reports_every_violation_by_field() {
+        let bad = TicketDraft {
+            project_id: Some("Not A Slug".into()),
+            title: Some("   ".into()),
+            description: Some("x".repeat(MAX_DESCRIPTION_CHARS + 1)),
+            priority: Some("asap".into()),
+        };
+        let fields: Vec<_> = bad
+            .validate()
+            .expect_err("invalid")
+            .into_iter()
+            .map(|v| v.field)
+            .collect();
+        assert_eq!(fields, ["project_id", "title", "description", "priority"]);
+    }
+
+    #[test]
+    fn missing_required_fields_are_named() {
+        let violations = TicketDraft::default().validate().expect_err("invalid");
+        assert_eq!(violations.len(), 2);
+        assert!(violations.iter().all(|v| v.code == "required"));
+    }
+
+    #[test]
+    fn title_length_counts_characters_not_bytes() {
+        assert!(Title::parse("é".repeat(MAX_TITLE_CHARS)).is_ok());
+        assert!(Title::parse("é".repeat(MAX_TITLE_CHARS + 1)).is_err());
+        assert!(Title::parse("two\nlines").is_err());
+    }
+
+    #[test]
+    fn created_at_is_cut_to_microseconds() {
+        let now = OffsetDateTime::now_utc()
+            .replace_nanosecond(123_456_789)
+            .expect("valid nanos");
+        let ticket = draft("ops", "t")
+            .validate()
+            .expect("valid")
+            .into_ticket(now);
+        assert_eq!(ticket.created_at.nanosecond(), 123_456_000);
+    }
+}

@@ -1,0 +1,238 @@
+//! [`Kitchen`]: the one entry point the doors call.
+
+use time::OffsetDateTime;
+
+use crate::domain::fingerprint::Fingerprint;
+use crate::domain::operation::{
+    Action, OperationKey, OperationRecord, OperationState, ResultSnapshot,
+};
+use crate::domain::page::{Cursor, PageSize, TicketPage};
+use crate::domain::tenant::{IssuedToken, Tenant, TenantId, TenantName, TokenId};
+use crate::domain::ticket::{ProjectId, Ticket, TicketDraft, TicketId, truncate_to_micros};
+use crate::outcome::{Outcome, Receipt};
+use crate::store::{self, Db, operations::Claim};
+use crate::{KitchenConfig, KitchenError};
+
+/// How long a caller should wait before retrying an [`Outcome::InProgress`].
+pub const RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// The domain core. Cheap to clone: clones share one connection pool.
+#[derive(Debug, Clone)]
+pub struct Kitchen {
+    pub(crate) db: Db,
+    config: KitchenConfig,
+}
+
+/// A tenant name that is already taken.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("a tenant named {0} already exists")]
+pub struct TenantNameTaken(pub TenantName);
+
+impl Kitchen {
+    /// Connects to `database_url` (`sqlite:PATH` or `postgres://…`) and
+    /// applies pending migrations. Safe to call from several instances at
+    /// once on PostgreSQL.
+    pub async fn connect(database_url: &str, config: KitchenConfig) -> Result<Self, KitchenError> {
+        let db = Db::connect(database_url, &config).await?;
+        tracing::debug!(database = db.kind(), "kitchen connected");
+        Ok(Self { db, config })
+    }
+
+    /// Which database the kitchen runs on: `sqlite` or `postgres`.
+    pub fn database_kind(&self) -> &'static str {
+        self.db.kind()
+    }
+
+    /// The settings the kitchen runs with.
+    pub fn config(&self) -> &KitchenConfig {
+        &self.config
+    }
+
+    /// Whether the database answers.
+    pub async fn ping(&self) -> Result<(), KitchenError> {
+        self.db.ping().await
+    }
+
+    /// Closes the connection pool.
+    pub async fn close(&self) {
+        self.db.close().await;
+    }
+
+    /// Creates a ticket at most once per (tenant, `create_ticket`, key).
+    ///
+    /// The first attempt with a key commits the ticket and the operation
+    /// record in one transaction and answers [`Outcome::Created`]. Any later
+    /// attempt with the same key and the same meaning answers
+    /// [`Outcome::Replayed`] with the original snapshot; with a different
+    /// meaning, [`Outcome::Conflict`]. An attempt racing the first waits for
+    /// it up to the wait bound, then replays, or answers
+    /// [`Outcome::InProgress`]. Invalid input answers [`Outcome::Invalid`]
+    /// without touching the database or the key.
+    pub async fn create_ticket(
+        &self,
+        tenant: TenantId,
+        key: &OperationKey,
+        draft: &TicketDraft,
+    ) -> Result<Outcome, KitchenError> {
+        let action = Action::CreateTicket;
+        let command = match draft.validate() {
+            Ok(command) => command,
+            Err(violations) => return Ok(Outcome::Invalid { violations }),
+        };
+        let fingerprint = Fingerprint::of(action, &command);
+        let now = truncate_to_micros(OffsetDateTime::now_utc());
+        let ticket = command.into_ticket(now);
+        let snapshot = ResultSnapshot::of(&ticket)
+            .map_err(|e| KitchenError::CorruptRecord(format!("ticket snapshot: {e}")))?;
+        let record = OperationRecord {
+            tenant_id: tenant,
+            action,
+            key: key.clone(),
+            fingerprint,
+            state: OperationState::Succeeded,
+            ticket_id: Some(ticket.id),
+            result: Some(snapshot.clone()),
+            created_at: now,
+            retained_until: now + self.config.retention,
+        };
+
+        // A claim can only vanish under us if a retention sweep deleted the
+        // record between our two statements; then the key is free again and
+        // one more try decides it.
+        for _ in 0..2 {
+            match store::operations::claim_and_create(
+                &self.db,
+                self.config.wait_bound,
+                &record,
+                &ticket,
+            )
+            .await?
+            {
+                Claim::Placed => {
+                    return Ok(Outcome::Created(Receipt {
+                        ticket,
+                        snapshot,
+                        operation: record,
+                    }));
+                }
+                Claim::Taken(original) => return replay_or_conflict(original, &record),
+                Claim::Busy => {
+                    return Ok(Outcome::InProgress {
+                        retry_after: RETRY_AFTER,
+                    });
+                }
+                Claim::Vanished => continue,
+            }
+        }
+        Ok(Outcome::InProgress {
+            retry_after: RETRY_AFTER,
+        })
+    }
+
+    /// The record of an operation, or `None` when nothing was recorded for
+    /// that key: then a retry with the same key is safe.
+    pub async fn operation(
+        &self,
+        tenant: TenantId,
+        action: Action,
+        key: &OperationKey,
+    ) -> Result<Option<OperationRecord>, KitchenError> {
+        store::operations::find(&self.db, tenant, action, key).await
+    }
+
+    /// One of the tenant's tickets; another tenant's is not found.
+    pub async fn ticket(
+        &self,
+        tenant: TenantId,
+        id: TicketId,
+    ) -> Result<Option<Ticket>, KitchenError> {
+        store::tickets::find(&self.db, tenant, id).await
+    }
+
+    /// A page of the tenant's tickets, newest first, optionally of one project.
+    pub async fn list_tickets(
+        &self,
+        tenant: TenantId,
+        project: Option<&ProjectId>,
+        size: PageSize,
+        cursor: Option<Cursor>,
+    ) -> Result<TicketPage, KitchenError> {
+        let tickets = store::tickets::list(
+            &self.db,
+            tenant,
+            project,
+            cursor.map(Cursor::after),
+            size.get() + 1,
+        )
+        .await?;
+        Ok(TicketPage::from_overfetch(tickets, size))
+    }
+
+    /// Creates a tenant, or says its name is taken.
+    pub async fn create_tenant(
+        &self,
+        name: TenantName,
+    ) -> Result<Result<Tenant, TenantNameTaken>, KitchenError> {
+        let tenant = Tenant {
+            id: TenantId::new_v7(),
+            name,
+            created_at: truncate_to_micros(OffsetDateTime::now_utc()),
+        };
+        if store::tenants::insert(&self.db, &tenant).await? {
+            Ok(Ok(tenant))
+        } else {
+            Ok(Err(TenantNameTaken(tenant.name)))
+        }
+    }
+
+    /// The tenant with this name, if any.
+    pub async fn tenant_by_name(&self, name: &TenantName) -> Result<Option<Tenant>, KitchenError> {
+        store::tenants::find_by_name(&self.db, name).await
+    }
+
+    /// Issues a new API token for `tenant`. The secret is in the returned
+    /// value only: it cannot be shown again.
+    pub async fn issue_token(&self, tenant: TenantId) -> Result<IssuedToken, KitchenError> {
+        let token = IssuedToken::generate(tenant);
+        store::tenants::insert_token(&self.db, &token, OffsetDateTime::now_utc()).await?;
+        Ok(token)
+    }
+
+    /// Revokes a token; `false` when no live token has that id.
+    pub async fn revoke_token(&self, id: TokenId) -> Result<bool, KitchenError> {
+        store::tenants::revoke_token(&self.db, id, OffsetDateTime::now_utc()).await
+    }
+
+    /// The tenant a bearer token acts for, or `None` for an unknown or
+    /// revoked token.
+    pub async fn authenticate(&self, token: &str) -> Result<Option<Tenant>, KitchenError> {
+        store::tenants::find_by_token(&self.db, token).await
+    }
+}
+
+/// Decides between replay and conflict for a key that was already taken.
+fn replay_or_conflict(
+    original: OperationRecord,
+    attempt: &OperationRecord,
+) -> Result<Outcome, KitchenError> {
+    if original.fingerprint != attempt.fingerprint {
+        return Ok(Outcome::Conflict {
+            original: original.reference(),
+        });
+    }
+    let snapshot = original.result.clone().ok_or_else(|| {
+        KitchenError::CorruptRecord(format!(
+            "operation {} is {} but has no result",
+            original.key,
+            original.state.as_str()
+        ))
+    })?;
+    let ticket = snapshot.ticket().map_err(|e| {
+        KitchenError::CorruptRecord(format!("result snapshot of {}: {e}", original.key))
+    })?;
+    Ok(Outcome::Replayed(Receipt {
+        ticket,
+        snapshot,
+        operation: original,
+    }))
+}

@@ -1,0 +1,54 @@
+//! The kitchen: the domain core of the retry-safe ticket service.
+//!
+//! Callers (through the REST and MCP doors) retry on their own judgment: a
+//! timeout, a dropped connection, a crash. A create may have committed before
+//! its answer was lost. The kitchen makes a retried create return the
+//! original ticket and create nothing, and lets a caller who lost an answer
+//! find out what happened.
+//!
+//! Every write carries a caller-chosen [`OperationKey`]. The kitchen records
+//! it, scoped to (tenant, [`Action`], key) and with a [`Fingerprint`] of the
+//! meaningful request, in the same database transaction as the ticket, and
+//! answers with one [`Outcome`]: created, replayed, conflict, invalid or in
+//! progress. Only infrastructure failures are [`KitchenError`]s.
+//!
+//! The kitchen knows nothing of HTTP or MCP: status codes and tool results
+//! belong to the doors, which never write SQL.
+//!
+//! # Layout
+//!
+//! - [`kitchen`](Kitchen): the entry point the doors call.
+//! - `domain`: value types, each parsed once at the edge: tickets and their
+//!   fields, operation keys and records, the fingerprint, tenants and tokens,
+//!   pagination, field violations.
+//! - [`outcome`](Outcome): what a create answers.
+//! - `store`: all SQL. One create is one transaction whose first statement
+//!   claims the key through the primary key of `operations`.
+//! - [`config`](KitchenConfig): the wait bound and the retention period.
+//! - [`testing`] (feature `test-support`): fresh databases for tests.
+
+mod config;
+mod domain;
+mod error;
+mod kitchen;
+mod outcome;
+mod store;
+#[cfg(feature = "test-support")]
+pub mod testing;
+
+pub use config::{DEFAULT_RETENTION, DEFAULT_WAIT_BOUND, KitchenConfig};
+pub use domain::fingerprint::{FINGERPRINT_VERSION, Fingerprint};
+pub use domain::operation::{
+    Action, KeyError, MAX_KEY_LEN, MIN_KEY_LEN, OperationKey, OperationRecord, OperationRef,
+    OperationState, ResultSnapshot,
+};
+pub use domain::page::{Cursor, PageSize, TicketPage};
+pub use domain::tenant::{IssuedToken, Tenant, TenantId, TenantName, TokenId};
+pub use domain::ticket::{
+    Description, MAX_DESCRIPTION_CHARS, MAX_TITLE_CHARS, NewTicket, Priority, ProjectId, Ticket,
+    TicketDraft, TicketId, TicketStatus, Title,
+};
+pub use domain::violation::FieldViolation;
+pub use error::KitchenError;
+pub use kitchen::{Kitchen, RETRY_AFTER, TenantNameTaken};
+pub use outcome::{Outcome, Receipt};

@@ -1,0 +1,168 @@
+//! Storage: the only place in the project that speaks SQL.
+//!
+//! Both databases run the same SQL text (`$1`-style parameters work on both
+//! drivers). What differs is how a write transaction starts and how a lock
+//! wait that ran out shows up; [`WriteTransaction`] and [`is_lock_timeout`] hide
+//! that. [`on_db!`] expands one body once per driver, so each copy is
+//! type-checked against a concrete pool instead of sqlx's generic bounds.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{Pool, Postgres, Sqlite, Transaction};
+
+use crate::{KitchenConfig, KitchenError};
+
+pub(crate) mod operations;
+pub(crate) mod rows;
+pub(crate) mod tenants;
+pub(crate) mod tickets;
+
+/// A pool on one of the two supported databases.
+#[derive(Debug, Clone)]
+pub(crate) enum Db {
+    Sqlite(Pool<Sqlite>),
+    Postgres(Pool<Postgres>),
+}
+
+/// Runs `$body` with `$pool` bound to the concrete pool, whichever it is.
+macro_rules! on_db {
+    ($db:expr, $pool:ident => $body:expr) => {
+        match $db {
+            $crate::store::Db::Sqlite($pool) => $body,
+            $crate::store::Db::Postgres($pool) => $body,
+        }
+    };
+}
+pub(crate) use on_db;
+
+impl Db {
+    /// Opens a pool for `url` (`sqlite:` or `postgres:`) and brings the
+    /// schema up to date.
+    pub(crate) async fn connect(url: &str, config: &KitchenConfig) -> Result<Self, KitchenError> {
+        let scheme = url.split(':').next().unwrap_or_default();
+        let db = match scheme {
+            "sqlite" => {
+                let options = SqliteConnectOptions::from_str(url)?
+                    .create_if_missing(true)
+                    // WAL lets readers run while the one writer commits.
+                    .journal_mode(SqliteJournalMode::Wal)
+                    // FULL: a create we answered must survive a power cut, or a
+                    // retry after it would make the ticket a second time.
+                    .synchronous(SqliteSynchronous::Full)
+                    .foreign_keys(true)
+                    // The wait bound: how long a create waits for the write lock
+                    // (held by at most one create at a time) before InProgress.
+                    .busy_timeout(config.wait_bound);
+                let pool = SqlitePoolOptions::new()
+                    .max_connections(config.max_connections)
+                    .connect_with(options)
+                    .await?;
+                sqlx::migrate!("../migrations/sqlite").run(&pool).await?;
+                Db::Sqlite(pool)
+            }
+            "postgres" | "postgresql" => {
+                let options = PgConnectOptions::from_str(url)?;
+                let pool = PgPoolOptions::new()
+                    .max_connections(config.max_connections)
+                    .connect_with(options)
+                    .await?;
+                // sqlx holds a PostgreSQL advisory lock while migrating, so
+                // instances that start at once apply each migration once.
+                sqlx::migrate!("../migrations/postgres").run(&pool).await?;
+                Db::Postgres(pool)
+            }
+            _ => {
+                return Err(KitchenError::UnsupportedDatabaseUrl {
+                    scheme: scheme.to_owned(),
+                });
+            }
+        };
+        Ok(db)
+    }
+
+    /// Which database this is, for logs.
+    pub(crate) fn kind(&self) -> &'static str {
+        match self {
+            Db::Sqlite(_) => "sqlite",
+            Db::Postgres(_) => "postgres",
+        }
+    }
+
+    /// Round-trips a trivial query: is the database there?
+    pub(crate) async fn ping(&self) -> Result<(), KitchenError> {
+        on_db!(self, pool => sqlx::query("SELECT 1").execute(pool).await.map(drop))?;
+        Ok(())
+    }
+
+    /// Closes every connection; pending work finishes first.
+    pub(crate) async fn close(&self) {
+        on_db!(self, pool => pool.close().await);
+    }
+}
+
+/// How each database starts the one write transaction of a create.
+pub(crate) trait WriteTransaction: sqlx::Database {
+    /// Begins a write transaction whose lock waits give up after `wait`.
+    async fn begin_write(
+        pool: &Pool<Self>,
+        wait: Duration,
+    ) -> sqlx::Result<Transaction<'static, Self>>;
+}
+
+impl WriteTransaction for Sqlite {
+    async fn begin_write(
+        pool: &Pool<Self>,
+        _wait: Duration,
+    ) -> sqlx::Result<Transaction<'static, Self>> {
+        // IMMEDIATE takes the write lock now. A deferred transaction would
+        // take it at its first write and, if another writer got there first,
+        // fail at once with SQLITE_BUSY instead of waiting. The wait itself
+        // is the connection's busy timeout, set to the wait bound at connect.
+        pool.begin_with("BEGIN IMMEDIATE").await
+    }
+}
+
+impl WriteTransaction for Postgres {
+    async fn begin_write(
+        pool: &Pool<Self>,
+        wait: Duration,
+    ) -> sqlx::Result<Transaction<'static, Self>> {
+        // READ COMMITTED (the default): the claim INSERT waits on the unique
+        // index for a concurrent holder of the same key, and the statement
+        // after it sees the holder's committed row. lock_timeout bounds that
+        // wait; SET LOCAL (is_local = true) scopes it to this transaction.
+        let mut tx = pool.begin().await?;
+        sqlx::query("SELECT set_config('lock_timeout', $1, true)")
+            .bind(format!("{}ms", wait.as_millis().max(1)))
+            .execute(&mut *tx)
+            .await?;
+        Ok(tx)
+    }
+}
+
+/// Whether `err` means "waited for a lock past the wait bound": another
+/// attempt holds the key (PostgreSQL) or the write lock (SQLite).
+pub(crate) fn is_lock_timeout(err: &sqlx::Error) -> bool {
+    const PG_LOCK_NOT_AVAILABLE: &str = "55P03";
+    const SQLITE_BUSY: i32 = 5;
+    let Some(db_err) = err.as_database_error() else {
+        return false;
+    };
+    if db_err
+        .try_downcast_ref::<sqlx::sqlite::SqliteError>()
+        .is_some()
+    {
+        // SQLite reports extended codes; the primary code is the low byte.
+        db_err
+            .code()
+            .and_then(|c| c.parse::<i32>().ok())
+            .is_some_and(|c| c & 0xff == SQLITE_BUSY)
+    } else {
+        db_err
+            .try_downcast_ref::<sqlx::postgres::PgDatabaseError>()
+            .is_some_and(|e| e.code() == PG_LOCK_NOT_AVAILABLE)
+    }
+}

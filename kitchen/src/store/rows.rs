@@ -1,0 +1,122 @@
+//! Rows as the databases return them, and their conversion into domain
+//! values. A row that does not convert is a corrupt record, never a panic.
+
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use crate::KitchenError;
+use crate::domain::fingerprint::Fingerprint;
+use crate::domain::operation::{
+    Action, OperationKey, OperationRecord, OperationState, ResultSnapshot,
+};
+use crate::domain::tenant::{Tenant, TenantId, TenantName};
+use crate::domain::ticket::{
+    Description, Priority, ProjectId, Ticket, TicketId, TicketStatus, Title,
+};
+
+#[derive(sqlx::FromRow)]
+pub(crate) struct OperationRow {
+    tenant_id: Uuid,
+    action: String,
+    operation_key: String,
+    fingerprint_version: i16,
+    fingerprint: String,
+    state: String,
+    ticket_id: Option<Uuid>,
+    result_snapshot: Option<String>,
+    created_at: OffsetDateTime,
+    retained_until: OffsetDateTime,
+}
+
+/// The columns [`OperationRow`] reads, as a literal for `concat!` (sqlx only
+/// takes `'static` SQL text, which keeps user input out of it).
+macro_rules! operation_columns {
+    () => {
+        "tenant_id, action, operation_key, fingerprint_version, fingerprint, state, \
+         ticket_id, result_snapshot, created_at, retained_until"
+    };
+}
+pub(crate) use operation_columns;
+
+fn corrupt(what: &str, detail: impl std::fmt::Display) -> KitchenError {
+    KitchenError::CorruptRecord(format!("{what}: {detail}"))
+}
+
+impl TryFrom<OperationRow> for OperationRecord {
+    type Error = KitchenError;
+
+    fn try_from(row: OperationRow) -> Result<Self, Self::Error> {
+        Ok(OperationRecord {
+            tenant_id: TenantId::from_uuid(row.tenant_id),
+            action: Action::parse(&row.action)
+                .ok_or_else(|| corrupt("operation action", &row.action))?,
+            key: OperationKey::parse(row.operation_key).map_err(|e| corrupt("operation key", e))?,
+            fingerprint: Fingerprint::from_stored(row.fingerprint_version, row.fingerprint),
+            state: OperationState::parse(&row.state)
+                .ok_or_else(|| corrupt("operation state", &row.state))?,
+            ticket_id: row.ticket_id.map(TicketId::from_uuid),
+            result: row.result_snapshot.map(ResultSnapshot::from_stored),
+            created_at: row.created_at,
+            retained_until: row.retained_until,
+        })
+    }
+}
+
+#[derive(sqlx::FromRow)]
+pub(crate) struct TicketRow {
+    id: Uuid,
+    project_id: String,
+    title: String,
+    description: Option<String>,
+    priority: String,
+    status: String,
+    created_at: OffsetDateTime,
+}
+
+/// The columns [`TicketRow`] reads, as a literal for `concat!`.
+macro_rules! ticket_columns {
+    () => {
+        "id, project_id, title, description, priority, status, created_at"
+    };
+}
+pub(crate) use ticket_columns;
+
+impl TryFrom<TicketRow> for Ticket {
+    type Error = KitchenError;
+
+    fn try_from(row: TicketRow) -> Result<Self, Self::Error> {
+        Ok(Ticket {
+            id: TicketId::from_uuid(row.id),
+            project_id: ProjectId::parse(row.project_id)
+                .map_err(|v| corrupt("ticket", v.message))?,
+            title: Title::parse(row.title).map_err(|v| corrupt("ticket", v.message))?,
+            description: match row.description {
+                Some(d) => Description::parse(d).map_err(|v| corrupt("ticket", v.message))?,
+                None => None,
+            },
+            priority: Priority::parse(&row.priority).map_err(|v| corrupt("ticket", v.message))?,
+            status: TicketStatus::parse(&row.status)
+                .ok_or_else(|| corrupt("ticket status", &row.status))?,
+            created_at: row.created_at,
+        })
+    }
+}
+
+#[derive(sqlx::FromRow)]
+pub(crate) struct TenantRow {
+    id: Uuid,
+    name: String,
+    created_at: OffsetDateTime,
+}
+
+impl TryFrom<TenantRow> for Tenant {
+    type Error = KitchenError;
+
+    fn try_from(row: TenantRow) -> Result<Self, Self::Error> {
+        Ok(Tenant {
+            id: TenantId::from_uuid(row.id),
+            name: TenantName::parse(row.name).map_err(|e| corrupt("tenant name", e))?,
+            created_at: row.created_at,
+        })
+    }
+}

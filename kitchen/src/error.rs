@@ -19,6 +19,11 @@ pub enum KitchenError {
     /// The schema could not be brought up to date.
     #[error("could not apply database migrations")]
     Migration(#[from] sqlx::migrate::MigrateError),
+    /// The task running a create ended without an answer (the runtime is
+    /// shutting down, or the task panicked). Whether the create committed is
+    /// unknown: the operation record tells.
+    #[error("the create was interrupted before it answered: {0}")]
+    Interrupted(String),
     /// A stored row does not hold what the kitchen wrote: a bug or a
     /// hand-edited database.
     #[error("stored record is unreadable: {0}")]

@@ -96,18 +96,38 @@ impl Kitchen {
             retained_until: now + self.config.retention,
         };
 
+        // Once started, an attempt runs to its end on its own task: a caller
+        // that goes away (a dropped connection, a server-side timeout) drops
+        // only its wait for the answer, never the write half-way. The commit
+        // then still happens once, and the caller's retry replays it.
+        let kitchen = self.clone();
+        tokio::spawn(async move { kitchen.place(record, ticket, snapshot).await })
+            .await
+            .map_err(|e| KitchenError::Interrupted(e.to_string()))?
+    }
+
+    /// The transaction half of [`Kitchen::create_ticket`].
+    async fn place(
+        &self,
+        record: OperationRecord,
+        ticket: Ticket,
+        snapshot: ResultSnapshot,
+    ) -> Result<Outcome, KitchenError> {
+        let in_progress = Outcome::InProgress {
+            retry_after: RETRY_AFTER,
+        };
         // A claim can only vanish under us if a retention sweep deleted the
         // record between our two statements; then the key is free again and
         // one more try decides it.
         for _ in 0..2 {
-            match store::operations::claim_and_create(
+            let claim = store::operations::claim_and_create(
                 &self.db,
                 self.config.wait_bound,
                 &record,
                 &ticket,
             )
-            .await?
-            {
+            .await?;
+            match claim {
                 Claim::Placed => {
                     return Ok(Outcome::Created(Receipt {
                         ticket,
@@ -116,17 +136,11 @@ impl Kitchen {
                     }));
                 }
                 Claim::Taken(original) => return replay_or_conflict(original, &record),
-                Claim::Busy => {
-                    return Ok(Outcome::InProgress {
-                        retry_after: RETRY_AFTER,
-                    });
-                }
+                Claim::Busy => return Ok(in_progress),
                 Claim::Vanished => continue,
             }
         }
-        Ok(Outcome::InProgress {
-            retry_after: RETRY_AFTER,
-        })
+        Ok(in_progress)
     }
 
     /// The record of an operation, or `None` when nothing was recorded for
@@ -183,6 +197,11 @@ impl Kitchen {
         } else {
             Ok(Err(TenantNameTaken(tenant.name)))
         }
+    }
+
+    /// Whether any tenant exists yet (a new installation has none).
+    pub async fn has_tenants(&self) -> Result<bool, KitchenError> {
+        store::tenants::any(&self.db).await
     }
 
     /// The tenant with this name, if any.

@@ -52,3 +52,8 @@ pub use domain::violation::FieldViolation;
 pub use error::KitchenError;
 pub use kitchen::{Kitchen, RETRY_AFTER, TenantNameTaken};
 pub use outcome::{Outcome, Receipt};
+
+/// A span of time, for [`KitchenConfig::retention`].
+pub type RetentionPeriod = time::Duration;
+/// UUIDs, as ids are made of.
+pub use uuid::Uuid;

@@ -56,6 +56,14 @@ impl Db {
                     // The wait bound: how long a create waits for the write lock
                     // (held by at most one create at a time) before InProgress.
                     .busy_timeout(config.wait_bound);
+                // A newcomer's first run points at a file in a folder that
+                // does not exist yet (data/ by default): make it.
+                if let Some(dir) = options.get_filename().parent() {
+                    if !dir.as_os_str().is_empty() {
+                        std::fs::create_dir_all(dir)
+                            .map_err(|e| KitchenError::Database(sqlx::Error::Io(e)))?;
+                    }
+                }
                 let pool = SqlitePoolOptions::new()
                     .max_connections(config.max_connections)
                     .connect_with(options)

@@ -25,6 +25,16 @@ pub(crate) async fn insert(db: &Db, tenant: &Tenant) -> Result<bool, KitchenErro
     Ok(done == 1)
 }
 
+pub(crate) async fn any(db: &Db) -> Result<bool, KitchenError> {
+    let found = on_db!(db, pool => {
+        sqlx::query("SELECT 1 FROM tenants LIMIT 1")
+            .fetch_optional(pool)
+            .await?
+            .is_some()
+    });
+    Ok(found)
+}
+
 pub(crate) async fn find_by_name(
     db: &Db,
     name: &TenantName,

@@ -1,0 +1,212 @@
+//! [`RestError`]: every way a REST request fails, and its one translation
+//! into a status code and a problem body.
+
+use std::time::Duration;
+
+use axum::response::{IntoResponse, Response};
+use http::{HeaderValue, header};
+use kitchen::{FieldViolation, KitchenError, OperationRef};
+
+use crate::links;
+use crate::problem::{FieldError, Problem, ProblemKind};
+
+/// A failed REST request: either the caller's to fix, or ours (logged in
+/// full, answered opaquely).
+#[derive(Debug)]
+pub enum RestError {
+    /// No `Authorization: Bearer` header.
+    MissingCredentials,
+    /// A bearer token that is unknown or revoked.
+    InvalidToken,
+    /// A write without `Idempotency-Key`.
+    MissingIdempotencyKey,
+    /// An `Idempotency-Key` that is not a valid key; says why.
+    MalformedIdempotencyKey(String),
+    /// The key was used for a different request.
+    KeyReused(OperationRef),
+    /// Another attempt holds the key.
+    InProgress(Duration),
+    /// Field-level validation failed.
+    Validation(Vec<FieldViolation>),
+    /// The body is not JSON.
+    MalformedJson(String),
+    /// The body is JSON of the wrong shape.
+    InvalidBody(String),
+    /// The body is not `application/json`.
+    UnsupportedMediaType,
+    /// The body is over the limit.
+    PayloadTooLarge,
+    /// Nothing at this address for this tenant; says what was looked for.
+    NotFound(String),
+    /// Nothing recorded for this operation key.
+    OperationNotFound,
+    /// The database does not answer (readiness).
+    NotReady,
+    /// Anything else: a bug or an infrastructure failure.
+    Internal(Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl From<KitchenError> for RestError {
+    fn from(e: KitchenError) -> Self {
+        Self::Internal(Box::new(e))
+    }
+}
+
+impl RestError {
+    /// The kind of problem; the one place that decides status codes.
+    pub fn kind(&self) -> ProblemKind {
+        match self {
+            Self::MissingCredentials | Self::InvalidToken => ProblemKind::UNAUTHORIZED,
+            Self::MissingIdempotencyKey => ProblemKind::IDEMPOTENCY_KEY_MISSING,
+            Self::MalformedIdempotencyKey(_) => ProblemKind::IDEMPOTENCY_KEY_MALFORMED,
+            Self::KeyReused(_) => ProblemKind::IDEMPOTENCY_KEY_REUSED,
+            Self::InProgress(_) => ProblemKind::OPERATION_IN_PROGRESS,
+            Self::Validation(_) => ProblemKind::VALIDATION_FAILED,
+            Self::MalformedJson(_) => ProblemKind::MALFORMED_JSON,
+            Self::InvalidBody(_) => ProblemKind::INVALID_BODY,
+            Self::UnsupportedMediaType => ProblemKind::UNSUPPORTED_MEDIA_TYPE,
+            Self::PayloadTooLarge => ProblemKind::PAYLOAD_TOO_LARGE,
+            Self::NotFound(_) => ProblemKind::NOT_FOUND,
+            Self::OperationNotFound => ProblemKind::OPERATION_NOT_FOUND,
+            Self::NotReady => ProblemKind::NOT_READY,
+            Self::Internal(_) => ProblemKind::INTERNAL,
+        }
+    }
+
+    fn detail(&self) -> String {
+        match self {
+            Self::MissingCredentials => {
+                "This endpoint needs `Authorization: Bearer <token>`. Get a token with \
+                 `tickets token issue <tenant>`."
+                    .into()
+            }
+            Self::InvalidToken => "The bearer token is unknown or revoked.".into(),
+            Self::MissingIdempotencyKey => format!(
+                "POST /v1/tickets needs an Idempotency-Key header naming the ticket you intend, \
+                 for example `Idempotency-Key: {}`. Make a fresh UUID for each new ticket and send \
+                 the same key again when you retry. Nothing was created.",
+                EXAMPLE_KEY
+            ),
+            Self::MalformedIdempotencyKey(why) => format!("{why} Nothing was created."),
+            Self::KeyReused(original) => format!(
+                "Idempotency-Key {:?} was first used at {} for a different request. Nothing was \
+                 created. To create another ticket, use a new key; to see what the key did, GET {}.",
+                original.key.as_str(),
+                links::rfc3339(original.created_at),
+                links::operation(original.action, &original.key)
+            ),
+            Self::InProgress(after) => format!(
+                "Another attempt with this Idempotency-Key is still running. Nothing was created \
+                 by this one. Retry the same request with the same key in {} s.",
+                after.as_secs().max(1)
+            ),
+            Self::Validation(v) => format!(
+                "{} field(s) are not valid; see errors. Nothing was created and the key was not \
+                 used: correct the input and send it again.",
+                v.len()
+            ),
+            Self::MalformedJson(why) => {
+                format!("The body is not valid JSON: {why}. Nothing was created.")
+            }
+            Self::InvalidBody(why) => {
+                format!("The body has the wrong shape: {why}. Nothing was created.")
+            }
+            Self::UnsupportedMediaType => {
+                "Send the body as JSON with `Content-Type: application/json`. Nothing was created."
+                    .into()
+            }
+            Self::PayloadTooLarge => format!(
+                "The body is larger than {} KiB. Nothing was created.",
+                crate::BODY_LIMIT_BYTES / 1024
+            ),
+            Self::NotFound(what) => format!("{what} was not found."),
+            Self::OperationNotFound => {
+                "Nothing was recorded for this Idempotency-Key: the create did not happen (or its \
+                 record is past retention). A retry with the same key is safe."
+                    .into()
+            }
+            Self::NotReady => "The database is not reachable.".into(),
+            Self::Internal(_) => {
+                "Something failed on our side and was logged. A write may or may not have \
+                 happened: retry with the same Idempotency-Key, or GET the operation by key."
+                    .into()
+            }
+        }
+    }
+}
+
+/// What a good key looks like, in messages.
+pub(crate) const EXAMPLE_KEY: &str = "0193a4f2-7c1e-7b8a-9f00-4c2d1e5b6a79";
+
+impl IntoResponse for RestError {
+    fn into_response(self) -> Response {
+        if let Self::Internal(cause) = &self {
+            // The caller sees an opaque 500; the log gets the whole chain.
+            tracing::error!(error = %error_chain(cause.as_ref()), "request failed");
+        }
+        let mut problem = Problem::new(self.kind(), self.detail());
+        match &self {
+            Self::Validation(violations) => {
+                problem.errors = Some(
+                    violations
+                        .iter()
+                        .map(|v| FieldError {
+                            field: v.field.clone(),
+                            code: v.code.into(),
+                            message: v.message.clone(),
+                        })
+                        .collect(),
+                );
+            }
+            Self::KeyReused(original) => {
+                problem.original_operation = Some(links::operation(original.action, &original.key));
+            }
+            _ => {}
+        }
+        let mut response = problem.into_response();
+        let headers = response.headers_mut();
+        match &self {
+            Self::MissingCredentials => {
+                headers.insert(
+                    header::WWW_AUTHENTICATE,
+                    HeaderValue::from_static(r#"Bearer realm="tickets""#),
+                );
+            }
+            Self::InvalidToken => {
+                headers.insert(
+                    header::WWW_AUTHENTICATE,
+                    HeaderValue::from_static(r#"Bearer realm="tickets", error="invalid_token""#),
+                );
+            }
+            Self::InProgress(after) => {
+                headers.insert(
+                    header::RETRY_AFTER,
+                    HeaderValue::from(after.as_secs().max(1)),
+                );
+            }
+            Self::KeyReused(original) => {
+                let link = format!(
+                    "<{}>; rel=\"original\"",
+                    links::operation(original.action, &original.key)
+                );
+                if let Ok(value) = HeaderValue::from_str(&link) {
+                    headers.insert(header::LINK, value);
+                }
+            }
+            _ => {}
+        }
+        response
+    }
+}
+
+/// `error: cause: cause…`, for logs.
+fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut chain = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        chain.push_str(": ");
+        chain.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    chain
+}

@@ -1,0 +1,154 @@
+//! The REST door: the ticket service over HTTP, speaking `Idempotency-Key`.
+//!
+//! The door translates; it decides nothing. A request becomes a kitchen
+//! call, and the kitchen's [`Outcome`](kitchen::Outcome) becomes a status
+//! code, headers and a body. Every error answer is a problem document
+//! (RFC 9457, `application/problem+json`) with a stable `type` URI and a
+//! `detail` that says what to do next. This crate writes no SQL.
+//!
+//! # Layout
+//!
+//! - [`router`]: the routes, with authentication on `/v1`.
+//! - [`openapi`]: the OpenAPI 3.1 document, generated from the same route
+//!   definitions as the router.
+//! - [`auth`]: bearer token to tenant, as middleware (also used for `/mcp`).
+//! - [`error`]: [`RestError`], the one enum of failures and its one status
+//!   match; [`problem`]: the problem document and its kinds.
+//! - `routes`: one module per resource (tickets, operations, health, problems).
+//! - `idempotency_key`, `json_body`: reading the key header and the body.
+//! - `links`: every address the door hands out.
+
+use axum::Router;
+use axum::middleware;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use http::header;
+use kitchen::Kitchen;
+use utoipa::OpenApi;
+use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+pub mod auth;
+pub mod error;
+mod idempotency_key;
+mod json_body;
+pub mod links;
+pub mod problem;
+mod routes;
+mod schema;
+
+pub use error::RestError;
+pub use idempotency_key::IDEMPOTENCY_KEY;
+pub use problem::{PROBLEM_JSON, Problem, ProblemKind};
+pub use routes::tickets::IDEMPOTENT_REPLAYED;
+
+/// Largest request body accepted, in bytes (64 KiB).
+pub const BODY_LIMIT_BYTES: usize = 64 * 1024;
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "Retry-safe tickets",
+        description = "A ticket service where a retried create never makes a second ticket. \
+            Every write carries an Idempotency-Key; a lost answer can be recovered with \
+            GET /v1/operations/create_ticket/{key}. Errors are RFC 9457 problem documents.",
+    ),
+    modifiers(&BearerAuth),
+    tags(
+        (name = "tickets", description = "Create and read tickets"),
+        (name = "operations", description = "Find out what happened to a write"),
+        (name = "health", description = "Liveness and readiness"),
+        (name = "problems", description = "What each problem type means"),
+    ),
+)]
+struct ApiDoc;
+
+struct BearerAuth;
+
+impl utoipa::Modify for BearerAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(Http::new(HttpAuthScheme::Bearer)),
+        );
+    }
+}
+
+/// Routes that need a tenant.
+fn v1_routes() -> OpenApiRouter<Kitchen> {
+    OpenApiRouter::new()
+        .routes(routes!(routes::tickets::create, routes::tickets::list))
+        .routes(routes!(routes::tickets::get))
+        .routes(routes!(routes::operations::get))
+}
+
+/// Routes anyone may call.
+fn public_routes() -> OpenApiRouter<Kitchen> {
+    OpenApiRouter::new()
+        .routes(routes!(routes::health::healthz))
+        .routes(routes!(routes::health::readyz))
+        .routes(routes!(routes::problems::describe))
+}
+
+/// The OpenAPI 3.1 document of every REST route.
+pub fn openapi() -> utoipa::openapi::OpenApi {
+    OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .merge(public_routes())
+        .merge(v1_routes())
+        .into_openapi()
+}
+
+/// The REST door over `kitchen`: `/v1/…` behind bearer authentication,
+/// plus `/healthz`, `/readyz`, `/problems/{slug}` and `/openapi.json`.
+pub fn router(kitchen: Kitchen) -> Router {
+    let v1 = v1_routes().route_layer(middleware::from_fn_with_state(
+        kitchen.clone(),
+        auth::require_tenant,
+    ));
+    let (router, openapi) = OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .merge(public_routes())
+        .merge(v1)
+        .split_for_parts();
+    let openapi = std::sync::Arc::new(openapi);
+    router
+        .route(
+            "/openapi.json",
+            get(move || {
+                let openapi = openapi.clone();
+                async move { axum::Json(openapi.as_ref().clone()) }
+            }),
+        )
+        .fallback(|| async { RestError::NotFound("Nothing at this address".into()) })
+        .method_not_allowed_fallback(|| async { problem_for(ProblemKind::METHOD_NOT_ALLOWED) })
+        .with_state(kitchen)
+}
+
+fn problem_for(kind: ProblemKind) -> Response {
+    Problem::new(kind, kind.description).into_response()
+}
+
+/// Turns an error answer that has no problem body (made by a tower layer:
+/// a body-limit `413`, a timeout) into a problem document, so that every
+/// error a client sees has the same envelope. Use with
+/// [`axum::middleware::map_response`] on the whole app.
+pub async fn problem_for_bare_errors<B>(response: http::Response<B>) -> Response
+where
+    B: http_body::Body<Data = axum::body::Bytes> + Send + 'static,
+    B::Error: Into<axum::BoxError>,
+{
+    let response = response.map(axum::body::Body::new);
+    let status = response.status();
+    let bare = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_none_or(|ct| ct.as_bytes().starts_with(b"text/plain"));
+    if (status.is_client_error() || status.is_server_error()) && bare {
+        let kind = ProblemKind::for_status(status);
+        let mut problem = Problem::new(kind, kind.description);
+        problem.status = status.as_u16();
+        return problem.into_response();
+    }
+    response
+}

@@ -1,0 +1,32 @@
+//! The addresses the REST door hands out, built in one place.
+
+use kitchen::{Action, OperationKey, TicketId};
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+use time::OffsetDateTime;
+
+/// Characters left as they are in a path segment (RFC 3986 unreserved);
+/// everything else a key may hold (`/`, `?`, `#`, `%`, …) is escaped.
+const PATH_SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// `/v1/tickets/{id}`.
+pub fn ticket(id: TicketId) -> String {
+    format!("/v1/tickets/{id}")
+}
+
+/// `/v1/operations/{action}/{key}`, the key percent-encoded.
+pub fn operation(action: Action, key: &OperationKey) -> String {
+    format!(
+        "/v1/operations/{action}/{}",
+        utf8_percent_encode(key.as_str(), PATH_SEGMENT)
+    )
+}
+
+/// RFC 3339, as every timestamp in responses.
+pub fn rfc3339(t: OffsetDateTime) -> String {
+    t.format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_else(|_| t.to_string())
+}

@@ -1,0 +1,162 @@
+//! Problem details (RFC 9457): the one envelope of every error answer.
+
+use axum::response::{IntoResponse, Response};
+use http::{HeaderValue, StatusCode, header};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// Media type of every error body.
+pub const PROBLEM_JSON: &str = "application/problem+json";
+
+/// A kind of problem: a stable `type` URI, a title, and what it means.
+/// The table of kinds is [`ProblemKind::ALL`]; `GET /problems/{slug}`
+/// serves each description, so a `type` URI always dereferences.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProblemKind {
+    /// Last segment of the `type` URI.
+    pub slug: &'static str,
+    /// Short, stable summary.
+    pub title: &'static str,
+    /// HTTP status.
+    pub status: StatusCode,
+    /// What it means and what to do, for the documentation page.
+    pub description: &'static str,
+}
+
+macro_rules! kinds {
+    ($($name:ident = $slug:literal, $status:ident, $title:literal, $description:literal;)*) => {
+        impl ProblemKind {
+            $(
+                #[doc = $title]
+                pub const $name: ProblemKind = ProblemKind {
+                    slug: $slug,
+                    title: $title,
+                    status: StatusCode::$status,
+                    description: $description,
+                };
+            )*
+            /// Every kind, for documentation and the OpenAPI document.
+            pub const ALL: &'static [ProblemKind] = &[$(Self::$name),*];
+        }
+    };
+}
+
+kinds! {
+    UNAUTHORIZED = "unauthorized", UNAUTHORIZED, "Missing or invalid bearer token",
+        "Send `Authorization: Bearer <token>` with a token issued by `tickets token issue`.";
+    IDEMPOTENCY_KEY_MISSING = "idempotency-key-missing", BAD_REQUEST, "Idempotency-Key header is required",
+        "Every write needs an `Idempotency-Key` header naming the intended effect: a fresh UUID per new ticket, reused unchanged on every retry.";
+    IDEMPOTENCY_KEY_MALFORMED = "idempotency-key-malformed", BAD_REQUEST, "Idempotency-Key header is malformed",
+        "The key must be 8 to 255 printable ASCII characters without spaces, sent bare or as an RFC 8941 quoted string. A UUID is a good key.";
+    IDEMPOTENCY_KEY_REUSED = "idempotency-key-reused", UNPROCESSABLE_ENTITY, "Idempotency-Key was used for a different request",
+        "The key already names another request. Nothing was created. Use a new key for a new ticket, or look the original operation up at the linked status resource.";
+    OPERATION_IN_PROGRESS = "operation-in-progress", CONFLICT, "An earlier attempt with this key is still running",
+        "Nothing was created by this attempt. Retry the same request with the same key after Retry-After seconds.";
+    VALIDATION_FAILED = "validation-failed", BAD_REQUEST, "The request is not valid",
+        "`errors` lists each field and why. Nothing was created and the key was not used: correct the input and send it again, with the same key if you like.";
+    MALFORMED_JSON = "malformed-json", BAD_REQUEST, "The body is not valid JSON",
+        "Send a JSON object. Nothing was created and the key was not used.";
+    INVALID_BODY = "invalid-body", BAD_REQUEST, "The body does not have the expected shape",
+        "The JSON parsed but a field has the wrong type or is unknown. Nothing was created and the key was not used.";
+    UNSUPPORTED_MEDIA_TYPE = "unsupported-media-type", UNSUPPORTED_MEDIA_TYPE, "Body must be application/json",
+        "Send the body with `Content-Type: application/json`. Nothing was created and the key was not used.";
+    PAYLOAD_TOO_LARGE = "payload-too-large", PAYLOAD_TOO_LARGE, "The body is too large",
+        "Bodies are limited to 64 KiB. Nothing was created and the key was not used.";
+    NOT_FOUND = "not-found", NOT_FOUND, "Not found",
+        "Nothing exists at this address for your tenant.";
+    OPERATION_NOT_FOUND = "operation-not-found", NOT_FOUND, "Nothing was recorded for this key",
+        "No attempt with this key was recorded for your tenant (or its record is past retention): a retry with the same key is safe.";
+    METHOD_NOT_ALLOWED = "method-not-allowed", METHOD_NOT_ALLOWED, "Method not allowed",
+        "This address does not accept this method; see /openapi.json.";
+    TIMEOUT = "timeout", SERVICE_UNAVAILABLE, "The request took too long",
+        "The server stopped waiting. A write may or may not have happened: retry with the same Idempotency-Key, or look the operation up by key.";
+    NOT_READY = "not-ready", SERVICE_UNAVAILABLE, "The database is not reachable",
+        "The service is up but cannot reach its database. Retry later.";
+    INTERNAL = "internal", INTERNAL_SERVER_ERROR, "Internal error",
+        "Something failed on our side; it is logged. A write may or may not have happened: retry with the same Idempotency-Key, or look the operation up by key.";
+}
+
+impl ProblemKind {
+    /// The `type` URI, relative to the service.
+    pub fn type_uri(&self) -> String {
+        format!("/problems/{}", self.slug)
+    }
+
+    /// The kind with this slug.
+    pub fn by_slug(slug: &str) -> Option<ProblemKind> {
+        Self::ALL.iter().copied().find(|k| k.slug == slug)
+    }
+
+    /// The kind a bare status code (one that reached the client without a
+    /// problem body, e.g. from a tower layer) stands for.
+    pub fn for_status(status: StatusCode) -> ProblemKind {
+        match status {
+            StatusCode::NOT_FOUND => Self::NOT_FOUND,
+            StatusCode::METHOD_NOT_ALLOWED => Self::METHOD_NOT_ALLOWED,
+            StatusCode::PAYLOAD_TOO_LARGE => Self::PAYLOAD_TOO_LARGE,
+            StatusCode::UNSUPPORTED_MEDIA_TYPE => Self::UNSUPPORTED_MEDIA_TYPE,
+            StatusCode::REQUEST_TIMEOUT | StatusCode::SERVICE_UNAVAILABLE => Self::TIMEOUT,
+            s if s.is_client_error() => Self::INVALID_BODY,
+            _ => Self::INTERNAL,
+        }
+    }
+}
+
+/// One field's problem, inside a `validation-failed` problem.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct FieldError {
+    /// The field, as the request named it.
+    pub field: String,
+    /// Stable machine-readable reason, e.g. `too_long`.
+    pub code: String,
+    /// What is wrong and what a valid value looks like.
+    pub message: String,
+}
+
+/// The error body: RFC 9457 members plus this service's extensions.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Problem {
+    /// Stable URI of the kind of problem; `GET` it for its description.
+    #[serde(rename = "type")]
+    pub type_uri: String,
+    /// Short summary of the kind.
+    pub title: String,
+    /// HTTP status code.
+    pub status: u16,
+    /// What happened here and what to do next.
+    pub detail: String,
+    /// For `validation-failed`: every field and why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub errors: Option<Vec<FieldError>>,
+    /// For `idempotency-key-reused`: the original operation's status
+    /// resource (never its payload).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub original_operation: Option<String>,
+}
+
+impl Problem {
+    /// A problem of `kind` with `detail`.
+    pub fn new(kind: ProblemKind, detail: impl Into<String>) -> Self {
+        Self {
+            type_uri: kind.type_uri(),
+            title: kind.title.to_owned(),
+            status: kind.status.as_u16(),
+            detail: detail.into(),
+            errors: None,
+            original_operation: None,
+        }
+    }
+}
+
+impl IntoResponse for Problem {
+    fn into_response(self) -> Response {
+        let status = StatusCode::from_u16(self.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let body = serde_json::to_vec(&self).unwrap_or_default();
+        (
+            status,
+            [(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON))],
+            body,
+        )
+            .into_response()
+    }
+}

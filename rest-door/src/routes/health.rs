@@ -1,0 +1,48 @@
+//! `GET /healthz` and `GET /readyz`.
+
+use axum::extract::State;
+use kitchen::Kitchen;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use crate::error::RestError;
+use crate::problem::Problem;
+
+/// Health or readiness.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct Health {
+    /// `ok` or `ready`.
+    status: &'static str,
+    /// For readiness: `sqlite` or `postgres`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    database: Option<&'static str>,
+}
+
+/// The process is up.
+#[utoipa::path(get, path = "/healthz", tag = "health",
+    responses((status = 200, description = "Up.", body = Health)))]
+pub(crate) async fn healthz() -> axum::Json<Health> {
+    axum::Json(Health {
+        status: "ok",
+        database: None,
+    })
+}
+
+/// The database answers.
+#[utoipa::path(get, path = "/readyz", tag = "health",
+    responses(
+        (status = 200, description = "Ready.", body = Health),
+        (status = 503, description = "The database does not answer.", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub(crate) async fn readyz(
+    State(kitchen): State<Kitchen>,
+) -> Result<axum::Json<Health>, RestError> {
+    kitchen.ping().await.map_err(|e| {
+        tracing::warn!(error = %e, "readiness check failed");
+        RestError::NotReady
+    })?;
+    Ok(axum::Json(Health {
+        status: "ready",
+        database: Some(kitchen.database_kind()),
+    }))
+}

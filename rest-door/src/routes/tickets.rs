@@ -1,0 +1,198 @@
+//! `POST /v1/tickets`, `GET /v1/tickets/{id}`, `GET /v1/tickets`.
+
+use axum::Extension;
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{Path, Query, State};
+use axum::response::{IntoResponse, Response};
+use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use kitchen::{Cursor, Kitchen, Outcome, PageSize, ProjectId, Receipt, Tenant, TicketDraft};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+use crate::error::RestError;
+use crate::problem::Problem;
+use crate::schema::{CreateTicketRequest, TicketBody};
+use crate::{idempotency_key, json_body, links};
+
+/// Response header that marks a replayed answer.
+pub const IDEMPOTENT_REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
+
+/// Create a ticket, at most once per Idempotency-Key.
+///
+/// The first request with a key creates the ticket. Any later request with
+/// the same key and the same body gets the original answer again (same
+/// status, same body bytes, same Location) plus `Idempotent-Replayed: true`,
+/// and creates nothing. The same key with a different body is refused.
+#[utoipa::path(
+    post,
+    path = "/v1/tickets",
+    tag = "tickets",
+    params(
+        ("Idempotency-Key" = String, Header,
+            description = "Names the ticket you intend: a fresh UUID per new ticket, sent unchanged on every retry. 8 to 255 printable ASCII characters without spaces, bare or as an RFC 8941 quoted string.",
+            example = "0193a4f2-7c1e-7b8a-9f00-4c2d1e5b6a79"),
+    ),
+    request_body(content = CreateTicketRequest, content_type = "application/json"),
+    responses(
+        (status = 201, description = "Created, or replayed (then `Idempotent-Replayed: true` is set and the body is byte-identical to the first answer).", body = TicketBody,
+            headers(
+                ("Location" = String, description = "The ticket: /v1/tickets/{id}"),
+                ("Idempotent-Replayed" = String, description = "`true` when this answer is a replay of an earlier one"),
+            )),
+        (status = 400, description = "Idempotency-Key missing or malformed, JSON malformed, or fields invalid (`errors` lists each). Nothing created, key not used.", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Missing or invalid bearer token.", body = Problem, content_type = "application/problem+json",
+            headers(("WWW-Authenticate" = String, description = "Bearer"))),
+        (status = 409, description = "An earlier attempt with this key is still running. Retry the same request later.", body = Problem, content_type = "application/problem+json",
+            headers(("Retry-After" = u64, description = "Seconds to wait"))),
+        (status = 413, description = "Body over 64 KiB.", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Body is not application/json.", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "The key was used for a different request; `original_operation` links its status resource. Nothing created.", body = Problem, content_type = "application/problem+json",
+            headers(("Link" = String, description = "<status resource>; rel=\"original\""))),
+    ),
+    security(("bearer" = [])),
+)]
+pub(crate) async fn create(
+    State(kitchen): State<Kitchen>,
+    Extension(tenant): Extension<Tenant>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, RestError> {
+    // The key first: without one, nothing about the body matters yet.
+    let key = idempotency_key::from_headers(&headers)?;
+    let request: CreateTicketRequest = json_body::parse(&headers, body)?;
+    let draft = TicketDraft::from(request);
+    match kitchen.create_ticket(tenant.id, &key, &draft).await? {
+        Outcome::Created(receipt) => Ok(ticket_created(&receipt, false)),
+        Outcome::Replayed(receipt) => Ok(ticket_created(&receipt, true)),
+        Outcome::Conflict { original } => Err(RestError::KeyReused(original)),
+        Outcome::Invalid { violations } => Err(RestError::Validation(violations)),
+        Outcome::InProgress { retry_after } => Err(RestError::InProgress(retry_after)),
+    }
+}
+
+/// `201` with the frozen snapshot as the body: a replay is byte-identical
+/// to the first answer because both send the stored bytes.
+fn ticket_created(receipt: &Receipt, replayed: bool) -> Response {
+    let mut response = (
+        StatusCode::CREATED,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        receipt.snapshot.as_str().to_owned(),
+    )
+        .into_response();
+    let headers = response.headers_mut();
+    if let Ok(location) = HeaderValue::from_str(&links::ticket(receipt.ticket.id)) {
+        headers.insert(header::LOCATION, location);
+    }
+    if replayed {
+        headers.insert(IDEMPOTENT_REPLAYED, HeaderValue::from_static("true"));
+    }
+    response
+}
+
+/// One ticket of the caller's tenant.
+#[utoipa::path(
+    get,
+    path = "/v1/tickets/{id}",
+    tag = "tickets",
+    params(("id" = String, Path, description = "The ticket's id (a UUID)")),
+    responses(
+        (status = 200, description = "The ticket.", body = TicketBody),
+        (status = 401, description = "Missing or invalid bearer token.", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such ticket for this tenant.", body = Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = [])),
+)]
+pub(crate) async fn get(
+    State(kitchen): State<Kitchen>,
+    Extension(tenant): Extension<Tenant>,
+    Path(id): Path<String>,
+) -> Result<axum::Json<TicketBody>, RestError> {
+    let not_found = || RestError::NotFound(format!("Ticket {id:?}"));
+    let ticket_id = id.parse().map_err(|_| not_found())?;
+    let ticket = kitchen
+        .ticket(tenant.id, ticket_id)
+        .await?
+        .ok_or_else(not_found)?;
+    Ok(axum::Json(ticket.into()))
+}
+
+/// Query of `GET /v1/tickets`. Every value is read as text so that each bad
+/// one is reported by name.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct ListParams {
+    /// Only tickets of this project.
+    project_id: Option<String>,
+    /// Page size, 1 to 200 (default 50).
+    #[param(value_type = Option<u32>, minimum = 1, maximum = 200)]
+    limit: Option<String>,
+    /// `next_cursor` of the previous page.
+    cursor: Option<String>,
+}
+
+/// A page of tickets, newest first.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct TicketList {
+    /// The tickets.
+    tickets: Vec<TicketBody>,
+    /// Pass as `cursor` for the next page; `null` on the last page.
+    next_cursor: Option<String>,
+}
+
+/// The caller's tickets, newest first, a page at a time.
+#[utoipa::path(
+    get,
+    path = "/v1/tickets",
+    tag = "tickets",
+    params(ListParams),
+    responses(
+        (status = 200, description = "A page of tickets.", body = TicketList),
+        (status = 400, description = "A query parameter is not valid; `errors` lists each.", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Missing or invalid bearer token.", body = Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = [])),
+)]
+pub(crate) async fn list(
+    State(kitchen): State<Kitchen>,
+    Extension(tenant): Extension<Tenant>,
+    Query(params): Query<ListParams>,
+) -> Result<axum::Json<TicketList>, RestError> {
+    let mut violations = Vec::new();
+    let project = params
+        .project_id
+        .map(ProjectId::parse)
+        .transpose()
+        .map_err(|v| violations.push(v))
+        .ok()
+        .flatten();
+    let size = match params.limit {
+        None => PageSize::DEFAULT,
+        Some(raw) => raw
+            .parse::<u32>()
+            // Not a number: ask the kitchen about 0 for its wording of the range.
+            .map_or_else(|_| PageSize::parse(0), PageSize::parse)
+            .map_err(|v| violations.push(v))
+            .unwrap_or_default(),
+    };
+    let cursor = params
+        .cursor
+        .map(|c| Cursor::parse(&c))
+        .transpose()
+        .map_err(|v| violations.push(v))
+        .ok()
+        .flatten();
+    if !violations.is_empty() {
+        return Err(RestError::Validation(violations));
+    }
+    let page = kitchen
+        .list_tickets(tenant.id, project.as_ref(), size, cursor)
+        .await?;
+    Ok(axum::Json(TicketList {
+        tickets: page.tickets.into_iter().map(TicketBody::from).collect(),
+        next_cursor: page.next_cursor.map(|c| c.to_string()),
+    }))
+}

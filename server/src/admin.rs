@@ -1,0 +1,78 @@
+//! Tenant and token commands, and the first-run instructions.
+
+use std::net::SocketAddr;
+
+use anyhow::{Context, bail};
+use kitchen::{Kitchen, TenantName, TokenId};
+
+use crate::cli::DEFAULT_DATABASE_URL;
+
+/// `tenant create NAME`: prints the new tenant's id on stdout.
+pub async fn create_tenant(kitchen: &Kitchen, name: &str) -> anyhow::Result<()> {
+    let name = TenantName::parse(name).map_err(anyhow::Error::msg)?;
+    match kitchen.create_tenant(name).await? {
+        Ok(tenant) => {
+            eprintln!("Created tenant {} ({}).", tenant.name, tenant.id);
+            eprintln!("Next: tickets token issue {}", tenant.name);
+            println!("{}", tenant.id);
+            Ok(())
+        }
+        Err(taken) => bail!(
+            "{taken}; issue a token for it with: tickets token issue {}",
+            taken.0
+        ),
+    }
+}
+
+/// `token issue TENANT`: prints the secret alone on stdout (so that
+/// `TOKEN=$(tickets token issue acme)` works), and what it is on stderr.
+pub async fn issue_token(kitchen: &Kitchen, tenant: &str) -> anyhow::Result<()> {
+    let name = TenantName::parse(tenant).map_err(anyhow::Error::msg)?;
+    let Some(tenant) = kitchen.tenant_by_name(&name).await? else {
+        bail!("no tenant named {name}; create it with: tickets tenant create {name}");
+    };
+    let token = kitchen.issue_token(tenant.id).await?;
+    eprintln!(
+        "Token {} for tenant {}. It is shown only now: store it. Revoke with: tickets token revoke {}",
+        token.id, tenant.name, token.id
+    );
+    println!("{}", token.secret);
+    Ok(())
+}
+
+/// `token revoke ID`.
+pub async fn revoke_token(kitchen: &Kitchen, id: &str) -> anyhow::Result<()> {
+    let id: TokenId = uuid_arg(id).context("a token id is the UUID printed when it was issued")?;
+    if kitchen.revoke_token(id).await? {
+        eprintln!("Revoked token {id}.");
+        Ok(())
+    } else {
+        bail!("no live token with id {id} (unknown, or already revoked)")
+    }
+}
+
+fn uuid_arg(raw: &str) -> anyhow::Result<TokenId> {
+    Ok(TokenId::from(raw.parse::<kitchen::Uuid>()?))
+}
+
+/// What `serve` prints on an empty database: how to get a token and make the
+/// first call.
+pub fn first_steps(database_url: &str, addr: SocketAddr) -> String {
+    let db = if database_url == DEFAULT_DATABASE_URL {
+        String::new()
+    } else {
+        format!(" --database-url '{database_url}'")
+    };
+    format!(
+        "\nNo tenants yet. To make your first call, in another terminal:\n\n  \
+         tickets{db} tenant create acme\n  \
+         TOKEN=$(tickets{db} token issue acme)\n  \
+         curl -i http://{addr}/v1/tickets \\\n    \
+         -H \"Authorization: Bearer $TOKEN\" \\\n    \
+         -H \"Idempotency-Key: $(cat /proc/sys/kernel/random/uuid)\" \\\n    \
+         -H 'Content-Type: application/json' \\\n    \
+         -d '{{\"project_id\":\"ops\",\"title\":\"Disk full on db-1\"}}'\n\n\
+         (From a checkout, `tickets` is `cargo run -q --bin tickets --`.) \
+         Send the same request again with the same Idempotency-Key: you get the same ticket back.\n"
+    )
+}

@@ -1,0 +1,115 @@
+//! The HTTP application and its lifecycle.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::Request;
+use http::StatusCode;
+use kitchen::Kitchen;
+use tokio::net::TcpListener;
+use tower::ServiceBuilder;
+use tower_http::compression::CompressionLayer;
+use tower_http::limit::RequestBodyLimitLayer;
+use tower_http::request_id::{
+    MakeRequestUuid, PropagateRequestIdLayer, RequestId, SetRequestIdLayer,
+};
+use tower_http::timeout::TimeoutLayer;
+use tower_http::trace::TraceLayer;
+
+/// How the server listens and how long it lets a request run.
+#[derive(Debug, Clone)]
+pub struct ServeSettings {
+    /// Address to bind; port 0 picks a free port.
+    pub listen: SocketAddr,
+    /// Longest a request may take before the caller gets a `503` problem.
+    /// A create that is cut off this way still finishes (or rolls back) on
+    /// its own; the caller retries with the same key.
+    pub request_timeout: Duration,
+}
+
+impl Default for ServeSettings {
+    fn default() -> Self {
+        Self {
+            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            request_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// Every route of the service, with the layers every request goes through.
+pub fn router(kitchen: Kitchen, settings: &ServeSettings) -> Router {
+    // Outermost first: the request id exists before anything logs, and the
+    // problem mapper sees the answers of the limit and timeout layers.
+    let layers = ServiceBuilder::new()
+        .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
+        .layer(
+            TraceLayer::new_for_http().make_span_with(|request: &Request| {
+                let request_id = request
+                    .extensions()
+                    .get::<RequestId>()
+                    .and_then(|id| id.header_value().to_str().ok())
+                    .unwrap_or_default();
+                tracing::info_span!(
+                    "request",
+                    method = %request.method(),
+                    path = %request.uri().path(),
+                    request_id,
+                    tenant = tracing::field::Empty,
+                )
+            }),
+        )
+        .layer(PropagateRequestIdLayer::x_request_id())
+        .layer(axum::middleware::map_response(
+            rest_door::problem_for_bare_errors,
+        ))
+        .layer(CompressionLayer::new())
+        .layer(TimeoutLayer::with_status_code(
+            StatusCode::SERVICE_UNAVAILABLE,
+            settings.request_timeout,
+        ))
+        .layer(RequestBodyLimitLayer::new(rest_door::BODY_LIMIT_BYTES));
+    rest_door::router(kitchen).layer(layers)
+}
+
+/// A bound, not yet running, server.
+pub struct Application {
+    listener: TcpListener,
+    router: Router,
+}
+
+impl Application {
+    /// Binds `settings.listen` and builds the router over `kitchen`.
+    pub async fn build(kitchen: Kitchen, settings: &ServeSettings) -> std::io::Result<Self> {
+        let listener = TcpListener::bind(settings.listen).await?;
+        Ok(Self {
+            listener,
+            router: router(kitchen, settings),
+        })
+    }
+
+    /// The port it listens on (useful after binding port 0).
+    pub fn port(&self) -> u16 {
+        self.listener
+            .local_addr()
+            .map(|a| a.port())
+            .unwrap_or_default()
+    }
+
+    /// The address it listens on.
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// Serves until `shutdown` resolves, then stops accepting and lets the
+    /// requests in flight finish.
+    pub async fn run_until_stopped(
+        self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        axum::serve(self.listener, self.router)
+            .with_graceful_shutdown(shutdown)
+            .await
+    }
+}

@@ -101,8 +101,8 @@ impl RestError {
                 after.as_secs().max(1)
             ),
             Self::Validation(v) => format!(
-                "{} field(s) are not valid; see errors. Nothing was created and the key was not \
-                 used: correct the input and send it again.",
+                "{} field(s) are not valid; see errors. Nothing was changed and no Idempotency-Key \
+                 was used up: correct the input and send it again.",
                 v.len()
             ),
             Self::MalformedJson(why) => {

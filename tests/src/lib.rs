@@ -1,1 +1,166 @@
-//! x
+//! End-to-end test harness: the real server, spawned in-process on port 0
+//! over a fresh database, driven over real HTTP.
+//!
+//! # Layout
+//!
+//! - [`TestApp`]: one running server instance (several may share a database).
+//! - [`TestTenant`]: a tenant and its bearer token.
+//! - [`snapshot_settings`]: insta settings shared by both databases, with
+//!   ids, keys and times redacted.
+
+use std::time::Duration;
+
+use kitchen::testing::{TestDatabase, tenant_with_token};
+use kitchen::{Kitchen, KitchenConfig, TenantId};
+use server::{Application, ServeSettings};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+/// A server instance running on a free port.
+pub struct TestApp {
+    /// `http://127.0.0.1:PORT`.
+    pub address: String,
+    /// The instance's own kitchen (the same one the server uses).
+    pub kitchen: Kitchen,
+    /// A plain HTTP client.
+    pub client: reqwest::Client,
+    stop: Option<oneshot::Sender<()>>,
+    served: Option<JoinHandle<std::io::Result<()>>>,
+}
+
+/// A tenant with a live token.
+#[derive(Debug, Clone)]
+pub struct TestTenant {
+    /// The tenant's id.
+    pub id: TenantId,
+    /// Its bearer token.
+    pub token: String,
+}
+
+impl TestApp {
+    /// A server over `db` with default settings.
+    pub async fn spawn(db: &TestDatabase) -> Self {
+        Self::spawn_with(db, KitchenConfig::default(), Duration::from_secs(30)).await
+    }
+
+    /// A server over `db` with `config` and a request timeout.
+    pub async fn spawn_with(
+        db: &TestDatabase,
+        config: KitchenConfig,
+        request_timeout: Duration,
+    ) -> Self {
+        let kitchen = db.kitchen_with(config).await;
+        let settings = ServeSettings {
+            listen: "127.0.0.1:0".parse().expect("loopback address"),
+            request_timeout,
+        };
+        let app = Application::build(kitchen.clone(), &settings)
+            .await
+            .expect("bind a free port");
+        let address = format!("http://127.0.0.1:{}", app.port());
+        let (stop, stopped) = oneshot::channel::<()>();
+        let served = tokio::spawn(app.run_until_stopped(async {
+            let _ = stopped.await;
+        }));
+        Self {
+            address,
+            kitchen,
+            client: reqwest::Client::new(),
+            stop: Some(stop),
+            served: Some(served),
+        }
+    }
+
+    /// The full URL of `path`.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.address)
+    }
+
+    /// Makes a tenant named `name` with a token.
+    pub async fn tenant(&self, name: &str) -> TestTenant {
+        let (tenant, token) = tenant_with_token(&self.kitchen, name).await;
+        TestTenant {
+            id: tenant.id,
+            token: token.secret,
+        }
+    }
+
+    /// `POST /v1/tickets` with `body` as JSON and, if given, the key.
+    pub async fn post_ticket(
+        &self,
+        tenant: &TestTenant,
+        key: Option<&str>,
+        body: &str,
+    ) -> reqwest::Response {
+        let mut request = self
+            .client
+            .post(self.url("/v1/tickets"))
+            .bearer_auth(&tenant.token)
+            .header("content-type", "application/json")
+            .body(body.to_owned());
+        if let Some(key) = key {
+            request = request.header("idempotency-key", key);
+        }
+        request.send().await.expect("server answers")
+    }
+
+    /// `GET path` as `tenant`.
+    pub async fn get(&self, tenant: &TestTenant, path: &str) -> reqwest::Response {
+        self.client
+            .get(self.url(path))
+            .bearer_auth(&tenant.token)
+            .send()
+            .await
+            .expect("server answers")
+    }
+
+    /// How many tickets the tenant has, counted through the list API: the
+    /// server's state, not any create's answer.
+    pub async fn ticket_count(&self, tenant: &TestTenant) -> usize {
+        let mut count = 0;
+        let mut cursor: Option<String> = None;
+        loop {
+            let path = match &cursor {
+                Some(c) => format!("/v1/tickets?limit=200&cursor={c}"),
+                None => "/v1/tickets?limit=200".to_owned(),
+            };
+            let page: serde_json::Value = self
+                .get(tenant, &path)
+                .await
+                .json()
+                .await
+                .expect("JSON page");
+            count += page["tickets"].as_array().expect("tickets array").len();
+            match page["next_cursor"].as_str() {
+                Some(next) => cursor = Some(next.to_owned()),
+                None => return count,
+            }
+        }
+    }
+
+    /// Stops accepting, finishes requests in flight, and waits for the end.
+    pub async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(served) = self.served.take() {
+            served.await.expect("server task").expect("server ran");
+        }
+    }
+}
+
+/// insta settings for response snapshots: one snapshot per shape, shared by
+/// the SQLite and PostgreSQL runs (no module prefix), with UUIDs, RFC 3339
+/// times and token secrets replaced by placeholders.
+pub fn snapshot_settings() -> insta::Settings {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_snapshot_path(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/snapshots"));
+    settings.add_filter(
+        r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
+        "[uuid]",
+    );
+    settings.add_filter(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z", "[time]");
+    settings.add_filter(r"tkt_[0-9a-f]{64}", "[token]");
+    settings
+}

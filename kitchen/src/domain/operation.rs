@@ -31,12 +31,12 @@ pub struct OperationKey(String);
 pub enum KeyError {
     /// Fewer than 8 or more than 255 characters.
     #[error(
-        "an operation key must be {MIN_KEY_LEN} to {MAX_KEY_LEN} characters long; this one has {0}. {GOOD_KEY}"
+        "An operation key must be {MIN_KEY_LEN} to {MAX_KEY_LEN} characters long; this one has {0}. {GOOD_KEY}"
     )]
     Length(usize),
     /// A space, control character or non-ASCII character.
     #[error(
-        "an operation key may only contain printable ASCII without spaces (0x21 to 0x7E); \
+        "An operation key may only contain printable ASCII without spaces (0x21 to 0x7E); \
          found {0:?} at position {1}. {GOOD_KEY}"
     )]
     Character(char, usize),

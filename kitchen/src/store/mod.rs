@@ -58,11 +58,11 @@ impl Db {
                     .busy_timeout(config.wait_bound);
                 // A newcomer's first run points at a file in a folder that
                 // does not exist yet (data/ by default): make it.
-                if let Some(dir) = options.get_filename().parent() {
-                    if !dir.as_os_str().is_empty() {
-                        std::fs::create_dir_all(dir)
-                            .map_err(|e| KitchenError::Database(sqlx::Error::Io(e)))?;
-                    }
+                if let Some(dir) = options.get_filename().parent()
+                    && !dir.as_os_str().is_empty()
+                {
+                    std::fs::create_dir_all(dir)
+                        .map_err(|e| KitchenError::Database(sqlx::Error::Io(e)))?;
                 }
                 let pool = SqlitePoolOptions::new()
                     .max_connections(config.max_connections)

@@ -6,7 +6,9 @@ use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
-use kitchen::{Cursor, Kitchen, Outcome, PageSize, ProjectId, Receipt, Tenant, TicketDraft};
+use kitchen::{
+    Cursor, FieldViolation, Kitchen, Outcome, PageSize, ProjectId, Receipt, Tenant, TicketDraft,
+};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
@@ -173,8 +175,15 @@ pub(crate) async fn list(
         None => PageSize::DEFAULT,
         Some(raw) => raw
             .parse::<u32>()
-            // Not a number: ask the kitchen about 0 for its wording of the range.
-            .map_or_else(|_| PageSize::parse(0), PageSize::parse)
+            .map_err(|_| FieldViolation {
+                field: "limit".into(),
+                code: "not_a_number",
+                message: format!(
+                    "limit must be a whole number from 1 to {}; got {raw:?}",
+                    PageSize::MAX
+                ),
+            })
+            .and_then(PageSize::parse)
             .map_err(|v| violations.push(v))
             .unwrap_or_default(),
     };

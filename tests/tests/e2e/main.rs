@@ -1,0 +1,16 @@
+//! End-to-end tests over real HTTP. Tests that need a database run on
+//! SQLite and PostgreSQL (`sqlite::NAME`, `postgres::NAME`).
+
+mod rest_create;
+mod rest_errors;
+mod rest_instances;
+mod rest_openapi;
+mod rest_reads;
+
+/// A fresh operation key.
+pub fn fresh_key() -> String {
+    uuid::Uuid::now_v7().to_string()
+}
+
+/// A valid create body.
+pub const DISK_FULL: &str = r#"{"project_id":"ops","title":"Disk full on db-1"}"#;

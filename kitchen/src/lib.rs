@@ -57,3 +57,10 @@ pub use outcome::{Outcome, Receipt};
 pub type RetentionPeriod = time::Duration;
 /// UUIDs, as ids are made of.
 pub use uuid::Uuid;
+
+/// A timestamp as every answer shows it: RFC 3339, the same text as in the
+/// result snapshots.
+pub fn rfc3339(t: time::OffsetDateTime) -> String {
+    t.format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_else(|_| t.to_string())
+}

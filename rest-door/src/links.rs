@@ -27,6 +27,5 @@ pub fn operation(action: Action, key: &OperationKey) -> String {
 
 /// RFC 3339, as every timestamp in responses.
 pub fn rfc3339(t: OffsetDateTime) -> String {
-    t.format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_else(|_| t.to_string())
+    kitchen::rfc3339(t)
 }

@@ -8,6 +8,7 @@ use axum::Router;
 use axum::extract::Request;
 use http::StatusCode;
 use kitchen::Kitchen;
+use mcp_door::McpHttpConfig;
 use tokio::net::TcpListener;
 use tower::ServiceBuilder;
 use tower_http::compression::CompressionLayer;
@@ -27,6 +28,8 @@ pub struct ServeSettings {
     /// A create that is cut off this way still finishes (or rolls back) on
     /// its own; the caller retries with the same key.
     pub request_timeout: Duration,
+    /// Host and Origin checks of the MCP endpoint.
+    pub mcp: McpHttpConfig,
 }
 
 impl Default for ServeSettings {
@@ -34,6 +37,7 @@ impl Default for ServeSettings {
         Self {
             listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
             request_timeout: Duration::from_secs(30),
+            mcp: McpHttpConfig::default(),
         }
     }
 }
@@ -70,7 +74,18 @@ pub fn router(kitchen: Kitchen, settings: &ServeSettings) -> Router {
             settings.request_timeout,
         ))
         .layer(RequestBodyLimitLayer::new(rest_door::BODY_LIMIT_BYTES));
-    rest_door::router(kitchen).layer(layers)
+    // The MCP endpoint sits behind the same bearer-token middleware as
+    // /v1: the tools read the tenant it resolved, never an argument.
+    let mcp = Router::new()
+        .nest_service(
+            "/mcp",
+            mcp_door::http_service(kitchen.clone(), &settings.mcp),
+        )
+        .layer(axum::middleware::from_fn_with_state(
+            kitchen.clone(),
+            rest_door::auth::require_tenant,
+        ));
+    rest_door::router(kitchen).merge(mcp).layer(layers)
 }
 
 /// A bound, not yet running, server.

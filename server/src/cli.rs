@@ -37,6 +37,9 @@ pub struct Cli {
 pub enum Command {
     /// Serve the REST API (and the MCP endpoint) over HTTP.
     Serve(ServeArgs),
+    /// Serve the MCP tools over stdin/stdout (for desktop agents), as the
+    /// tenant of the token in TICKETS_TOKEN.
+    McpStdio(McpStdioArgs),
     /// Manage tenants.
     #[command(subcommand)]
     Tenant(TenantCommand),
@@ -65,6 +68,32 @@ pub struct ServeArgs {
     /// Most database connections.
     #[arg(long, env = "DATABASE_MAX_CONNECTIONS", default_value_t = 10)]
     pub max_connections: u32,
+    /// Host names the MCP endpoint accepts (DNS-rebinding protection);
+    /// comma-separated. Add your public host name when not on loopback.
+    #[arg(
+        long,
+        env = "MCP_ALLOWED_HOSTS",
+        value_delimiter = ',',
+        default_value = "localhost,127.0.0.1,::1"
+    )]
+    pub mcp_allowed_hosts: Vec<String>,
+    /// Browser origins the MCP endpoint accepts (`scheme://host[:port]`,
+    /// `:*` for any port); comma-separated. Requests without Origin pass.
+    #[arg(
+        long,
+        env = "MCP_ALLOWED_ORIGINS",
+        value_delimiter = ',',
+        default_value = "http://localhost:*,http://127.0.0.1:*,http://[::1]:*"
+    )]
+    pub mcp_allowed_origins: Vec<String>,
+}
+
+/// Settings of `mcp-stdio`.
+#[derive(Debug, Args)]
+pub struct McpStdioArgs {
+    /// The API token whose tenant the tools act for.
+    #[arg(long, env = "TICKETS_TOKEN", hide_env_values = true)]
+    pub token: String,
 }
 
 /// `tenant …`
@@ -97,6 +126,18 @@ pub enum TokenCommand {
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Serve(args) => serve(&cli.database_url, args).await,
+        Command::McpStdio(args) => {
+            let kitchen = connect(&cli.database_url, KitchenConfig::default()).await?;
+            let Some(tenant) = kitchen.authenticate(&args.token).await? else {
+                anyhow::bail!(
+                    "TICKETS_TOKEN is unknown or revoked; issue one with: tickets token issue <tenant>"
+                );
+            };
+            tracing::info!(tenant = %tenant.name, "serving MCP over stdio");
+            mcp_door::serve_stdio(kitchen.clone(), tenant).await?;
+            kitchen.close().await;
+            Ok(())
+        }
         Command::Tenant(TenantCommand::Create { name }) => {
             let kitchen = connect(&cli.database_url, KitchenConfig::default()).await?;
             admin::create_tenant(&kitchen, &name).await
@@ -128,6 +169,10 @@ async fn serve(database_url: &str, args: ServeArgs) -> anyhow::Result<()> {
     let settings = ServeSettings {
         listen: args.listen,
         request_timeout: Duration::from_secs(args.request_timeout_secs),
+        mcp: mcp_door::McpHttpConfig {
+            allowed_hosts: args.mcp_allowed_hosts,
+            allowed_origins: args.mcp_allowed_origins,
+        },
     };
     let app = Application::build(kitchen.clone(), &settings)
         .await

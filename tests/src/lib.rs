@@ -53,6 +53,7 @@ impl TestApp {
         let settings = ServeSettings {
             listen: "127.0.0.1:0".parse().expect("loopback address"),
             request_timeout,
+            ..ServeSettings::default()
         };
         let app = Application::build(kitchen.clone(), &settings)
             .await

@@ -1,6 +1,10 @@
 //! End-to-end tests over real HTTP. Tests that need a database run on
 //! SQLite and PostgreSQL (`sqlite::NAME`, `postgres::NAME`).
 
+mod cross_door;
+mod mcp_support;
+mod mcp_tools;
+mod mcp_transport;
 mod rest_create;
 mod rest_errors;
 mod rest_instances;

@@ -1,0 +1,104 @@
+//! The MCP door: the ticket service as tools for agents.
+//!
+//! MCP has no protocol-level idempotency key, and a JSON-RPC id changes on
+//! every attempt, so the key lives in the tool contract: `create_ticket`
+//! takes an `operation_id` the agent invents and reuses on retry, and its
+//! description teaches exactly that. `idempotentHint: true` is only true
+//! because the kitchen enforces it. The door translates; it decides nothing
+//! and writes no SQL. It shares the REST door's key namespace: both call the
+//! kitchen's `create_ticket` action.
+//!
+//! # Layout
+//!
+//! - [`TicketTools`]: the rmcp server handler with five tools
+//!   (`create_ticket`, `get_operation_status`, `preview_ticket`,
+//!   `get_ticket`, `list_tickets`) and the one outcome translation.
+//! - [`http_service`]: Streamable HTTP, stateless (any instance answers any
+//!   call), for mounting at `/mcp` behind the bearer-token middleware.
+//! - [`serve_stdio`] (and [`serve_stream`]): stdio, for desktop agents; the
+//!   tenant is fixed at start, from the token given in the environment.
+//! - [`contract`]: every description the model reads.
+//! - `args`, `results`: tool arguments and structured results.
+
+use std::sync::Arc;
+
+use kitchen::{Kitchen, Tenant};
+use rmcp::ServiceExt;
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+
+mod args;
+pub mod contract;
+mod results;
+mod tools;
+
+pub use tools::{TenantSource, TicketTools};
+
+/// Host and Origin checks of the HTTP transport (DNS-rebinding protection).
+#[derive(Debug, Clone)]
+pub struct McpHttpConfig {
+    /// `Host` values accepted (a name without a port matches any port).
+    pub allowed_hosts: Vec<String>,
+    /// `Origin` values accepted from browsers (`scheme://host[:port]`,
+    /// `:*` for any port). Requests without an `Origin` are not affected.
+    pub allowed_origins: Vec<String>,
+}
+
+impl Default for McpHttpConfig {
+    /// Loopback only.
+    fn default() -> Self {
+        Self {
+            allowed_hosts: ["localhost", "127.0.0.1", "::1"].map(String::from).to_vec(),
+            allowed_origins: ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"]
+                .map(String::from)
+                .to_vec(),
+        }
+    }
+}
+
+/// The Streamable HTTP service, stateless: no sessions, so any instance can
+/// answer any call, for both the 2026-07-28 protocol (no initialize) and the
+/// older initialize-based revisions. Replies are plain JSON. The tenant must
+/// be in the request's extensions (put there by the auth middleware).
+pub fn http_service(
+    kitchen: Kitchen,
+    config: &McpHttpConfig,
+) -> StreamableHttpService<TicketTools, NeverSessionManager> {
+    let transport = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(false)
+        .with_json_response(true)
+        .with_sse_keep_alive(None)
+        .with_allowed_hosts(config.allowed_hosts.clone())
+        .with_allowed_origins(config.allowed_origins.clone());
+    StreamableHttpService::new(
+        // Runs per request: a clone of a pool handle and a small router.
+        move || Ok(TicketTools::new(kitchen.clone(), TenantSource::Http)),
+        Arc::new(NeverSessionManager::default()),
+        transport,
+    )
+}
+
+/// Serves the tools over stdin/stdout for `tenant` until the client closes
+/// the stream. Logs must go to stderr: stdout carries the protocol.
+pub async fn serve_stdio(kitchen: Kitchen, tenant: Tenant) -> std::io::Result<()> {
+    serve_stream(kitchen, tenant, rmcp::transport::stdio()).await
+}
+
+/// Serves the tools for `tenant` over any byte stream pair (stdio in
+/// production, an in-memory pipe in tests) until the client closes it.
+pub async fn serve_stream<R, W>(
+    kitchen: Kitchen,
+    tenant: Tenant,
+    (read, write): (R, W),
+) -> std::io::Result<()>
+where
+    R: tokio::io::AsyncRead + Send + Unpin + 'static,
+    W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+{
+    let service = TicketTools::new(kitchen, TenantSource::Fixed(tenant))
+        .serve((read, write))
+        .await
+        .map_err(std::io::Error::other)?;
+    service.waiting().await.map_err(std::io::Error::other)?;
+    Ok(())
+}

@@ -1,0 +1,406 @@
+//! The tools, and their one translation of kitchen outcomes into results.
+
+use kitchen::{
+    Action, Cursor, FieldViolation, Kitchen, KitchenError, OperationKey, Outcome, PageSize,
+    ProjectId, Tenant, TicketId,
+};
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::tool::schema_for_output;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, tool, tool_handler, tool_router};
+use serde::Serialize;
+
+use crate::args::{
+    CreateTicketArgs, GetTicketArgs, ListTicketsArgs, OperationStatusArgs, PreviewTicketArgs,
+};
+use crate::contract;
+use crate::results::{
+    CreateTicketResult, FieldError, OperationStatusResult, PreviewResult, TicketListResult,
+    TicketOut, TicketPreview, TicketResult, ToolProblem,
+};
+
+/// Where a call's tenant comes from. Never from a tool argument.
+#[derive(Debug, Clone)]
+pub enum TenantSource {
+    /// Over HTTP: the bearer-token middleware put the tenant into the
+    /// request's extensions.
+    Http,
+    /// Over stdio: the tenant of the token given at start-up.
+    Fixed(Tenant),
+}
+
+/// The MCP server: five tools over one kitchen.
+#[derive(Clone)]
+pub struct TicketTools {
+    kitchen: Kitchen,
+    tenants: TenantSource,
+    tool_router: ToolRouter<Self>,
+}
+
+#[tool_router]
+impl TicketTools {
+    /// Tools over `kitchen`, with tenants from `tenants`.
+    pub fn new(kitchen: Kitchen, tenants: TenantSource) -> Self {
+        Self {
+            kitchen,
+            tenants,
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    #[tool(
+        name = "create_ticket",
+        description = contract::CREATE_TICKET,
+        output_schema = schema_for_output::<CreateTicketResult>(),
+        annotations(
+            title = "Create ticket",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn create_ticket(
+        &self,
+        Parameters(args): Parameters<CreateTicketArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let tenant = self.tenant(&ctx)?;
+        let raw_key = args.operation_id.clone();
+        let key = match parse_key(args.operation_id) {
+            Ok(key) => key,
+            Err(violation) => return Ok(invalid_create(raw_key, vec![violation])),
+        };
+        let draft = match args.ticket.into_draft() {
+            Ok(draft) => draft,
+            Err(violations) => return Ok(invalid_create(raw_key, violations)),
+        };
+        let outcome = self
+            .kitchen
+            .create_ticket(tenant.id, &key, &draft)
+            .await
+            .map_err(unexpected)?;
+        Ok(create_result(&key, outcome))
+    }
+
+    #[tool(
+        name = "get_operation_status",
+        description = contract::GET_OPERATION_STATUS,
+        output_schema = schema_for_output::<OperationStatusResult>(),
+        annotations(title = "Get operation status", read_only_hint = true, open_world_hint = false)
+    )]
+    async fn get_operation_status(
+        &self,
+        Parameters(args): Parameters<OperationStatusArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let tenant = self.tenant(&ctx)?;
+        let raw = args.operation_id.clone().unwrap_or_default();
+        let key = match parse_key(args.operation_id) {
+            Ok(key) => key,
+            // A string that is not a valid key was never recorded.
+            Err(_) if !raw.is_empty() => {
+                return Ok(structured(&OperationStatusResult::not_found(raw)));
+            }
+            Err(violation) => {
+                return Ok(problem(
+                    "invalid",
+                    vec![violation],
+                    "Pass the operation_id of the create_ticket call you want to check.",
+                ));
+            }
+        };
+        let record = self
+            .kitchen
+            .operation(tenant.id, Action::CreateTicket, &key)
+            .await
+            .map_err(unexpected)?;
+        let status = match record {
+            None => OperationStatusResult::not_found(key.as_str().into()),
+            Some(record) => {
+                let ticket = record
+                    .result
+                    .as_ref()
+                    .map(|snapshot| snapshot.ticket())
+                    .transpose()
+                    .map_err(|e| unexpected(KitchenError::CorruptRecord(e.to_string())))?;
+                OperationStatusResult::recorded(&record, ticket.as_ref().map(TicketOut::from))
+            }
+        };
+        Ok(structured(&status))
+    }
+
+    #[tool(
+        name = "preview_ticket",
+        description = contract::PREVIEW_TICKET,
+        output_schema = schema_for_output::<PreviewResult>(),
+        annotations(title = "Preview ticket", read_only_hint = true, open_world_hint = false)
+    )]
+    async fn preview_ticket(
+        &self,
+        Parameters(args): Parameters<PreviewTicketArgs>,
+    ) -> Result<CallToolResult, McpError> {
+        let checked = args.ticket.into_draft().and_then(|draft| draft.validate());
+        let result = match checked {
+            Ok(command) => PreviewResult {
+                valid: true,
+                preview: Some(TicketPreview {
+                    project_id: command.project_id.as_str().into(),
+                    title: command.title.as_str().into(),
+                    description: command.description.as_ref().map(|d| d.as_str().into()),
+                    priority: command.priority.as_str().into(),
+                }),
+                errors: Vec::new(),
+                next_step: "To create it, call create_ticket with these arguments and a new \
+                            operation_id you invent (a UUID)."
+                    .into(),
+            },
+            Err(violations) => PreviewResult {
+                valid: false,
+                preview: None,
+                errors: violations.into_iter().map(FieldError::from).collect(),
+                next_step: "Correct the arguments listed in errors, then preview or create again."
+                    .into(),
+            },
+        };
+        Ok(structured(&result))
+    }
+
+    #[tool(
+        name = "get_ticket",
+        description = contract::GET_TICKET,
+        output_schema = schema_for_output::<TicketResult>(),
+        annotations(title = "Get ticket", read_only_hint = true, open_world_hint = false)
+    )]
+    async fn get_ticket(
+        &self,
+        Parameters(args): Parameters<GetTicketArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let tenant = self.tenant(&ctx)?;
+        let not_found = || {
+            problem(
+                "not_found",
+                Vec::new(),
+                "No ticket has this id; take ticket ids from create_ticket, \
+                 get_operation_status or list_tickets results.",
+            )
+        };
+        let Some(id) = args
+            .ticket_id
+            .as_deref()
+            .and_then(|id| id.parse::<TicketId>().ok())
+        else {
+            return Ok(not_found());
+        };
+        match self
+            .kitchen
+            .ticket(tenant.id, id)
+            .await
+            .map_err(unexpected)?
+        {
+            Some(ticket) => Ok(structured(&TicketResult {
+                ticket: TicketOut::from(&ticket),
+            })),
+            None => Ok(not_found()),
+        }
+    }
+
+    #[tool(
+        name = "list_tickets",
+        description = contract::LIST_TICKETS,
+        output_schema = schema_for_output::<TicketListResult>(),
+        annotations(title = "List tickets", read_only_hint = true, open_world_hint = false)
+    )]
+    async fn list_tickets(
+        &self,
+        Parameters(args): Parameters<ListTicketsArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let tenant = self.tenant(&ctx)?;
+        let mut violations = Vec::new();
+        let project = args
+            .project_id
+            .map(ProjectId::parse)
+            .transpose()
+            .unwrap_or_else(|v| {
+                violations.push(v);
+                None
+            });
+        let size = args
+            .limit
+            .map_or(Ok(PageSize::DEFAULT), PageSize::parse)
+            .unwrap_or_else(|v| {
+                violations.push(v);
+                PageSize::DEFAULT
+            });
+        let cursor = args
+            .cursor
+            .map(|c| Cursor::parse(&c))
+            .transpose()
+            .unwrap_or_else(|v| {
+                violations.push(v);
+                None
+            });
+        if !violations.is_empty() {
+            return Ok(problem(
+                "invalid",
+                violations,
+                "Correct the arguments listed in errors and call again.",
+            ));
+        }
+        let page = self
+            .kitchen
+            .list_tickets(tenant.id, project.as_ref(), size, cursor)
+            .await
+            .map_err(unexpected)?;
+        Ok(structured(&TicketListResult {
+            tickets: page.tickets.iter().map(TicketOut::from).collect(),
+            next_cursor: page.next_cursor.map(|c| c.to_string()),
+        }))
+    }
+}
+
+impl TicketTools {
+    /// The caller's tenant: from authentication, never from arguments.
+    fn tenant(&self, ctx: &RequestContext<RoleServer>) -> Result<Tenant, McpError> {
+        match &self.tenants {
+            TenantSource::Fixed(tenant) => Ok(tenant.clone()),
+            TenantSource::Http => ctx
+                .extensions
+                .get::<http::request::Parts>()
+                .and_then(|parts| parts.extensions.get::<Tenant>())
+                .cloned()
+                .ok_or_else(|| McpError::invalid_request("no authenticated tenant", None)),
+        }
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for TicketTools {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(
+                Implementation::new("retry-safe-tickets", env!("CARGO_PKG_VERSION"))
+                    .with_title("Retry-safe tickets"),
+            )
+            .with_instructions(contract::INSTRUCTIONS)
+    }
+}
+
+fn parse_key(raw: Option<String>) -> Result<OperationKey, FieldViolation> {
+    let raw = raw.ok_or_else(|| FieldViolation {
+        field: "operation_id".into(),
+        code: "required",
+        message: "operation_id is required: invent a fresh UUID for this ticket and reuse it on \
+                  every retry"
+            .into(),
+    })?;
+    OperationKey::parse(raw).map_err(|e| FieldViolation {
+        field: "operation_id".into(),
+        code: "malformed",
+        message: e.to_string(),
+    })
+}
+
+/// The one translation of a create's outcome into a tool result.
+fn create_result(key: &OperationKey, outcome: Outcome) -> CallToolResult {
+    let base = |status: &str, next_step: &str| CreateTicketResult {
+        status: status.into(),
+        operation_id: Some(key.as_str().into()),
+        ticket: None,
+        errors: None,
+        original_operation_id: None,
+        retry_after_seconds: None,
+        next_step: next_step.into(),
+    };
+    match outcome {
+        Outcome::Created(receipt) => structured(&CreateTicketResult {
+            ticket: Some(TicketOut::from(&receipt.ticket)),
+            ..base(
+                "created",
+                "Done. If you retry this call, keep the same operation_id and arguments; for another \
+                 ticket, invent a new operation_id.",
+            )
+        }),
+        Outcome::Replayed(receipt) => structured(&CreateTicketResult {
+            ticket: Some(TicketOut::from(&receipt.ticket)),
+            ..base(
+                "replayed",
+                "This operation_id had already created this ticket; nothing new was created. For a \
+                 different ticket, invent a new operation_id.",
+            )
+        }),
+        Outcome::Conflict { original } => structured_error(&CreateTicketResult {
+            original_operation_id: Some(original.key.as_str().into()),
+            ..base(
+                "conflict",
+                "Nothing was created: this operation_id was already used for a ticket with different \
+                 arguments. For a new ticket, invent a new operation_id; to see the original, call \
+                 get_operation_status with this operation_id.",
+            )
+        }),
+        Outcome::Invalid { violations } => invalid_create(Some(key.as_str().into()), violations),
+        Outcome::InProgress { retry_after } => structured(&CreateTicketResult {
+            retry_after_seconds: Some(retry_after.as_secs().max(1)),
+            ..base(
+                "in_progress",
+                "Another call with this operation_id is still running and nothing was created by \
+                 this one: call again with the same operation_id and arguments after \
+                 retry_after_seconds.",
+            )
+        }),
+    }
+}
+
+fn invalid_create(operation_id: Option<String>, violations: Vec<FieldViolation>) -> CallToolResult {
+    structured_error(&CreateTicketResult {
+        status: "invalid".into(),
+        operation_id,
+        ticket: None,
+        errors: Some(violations.into_iter().map(FieldError::from).collect()),
+        original_operation_id: None,
+        retry_after_seconds: None,
+        next_step:
+            "Nothing was created. Correct the arguments listed in errors and call again; you \
+                    may keep the same operation_id."
+                .into(),
+    })
+}
+
+fn problem(error: &str, violations: Vec<FieldViolation>, next_step: &str) -> CallToolResult {
+    structured_error(&ToolProblem {
+        error: error.into(),
+        errors: violations.into_iter().map(FieldError::from).collect(),
+        next_step: next_step.into(),
+    })
+}
+
+fn structured<T: Serialize>(value: &T) -> CallToolResult {
+    CallToolResult::structured(serde_json::to_value(value).unwrap_or_default())
+}
+
+fn structured_error<T: Serialize>(value: &T) -> CallToolResult {
+    CallToolResult::structured_error(serde_json::to_value(value).unwrap_or_default())
+}
+
+/// An infrastructure failure: logged in full, answered opaquely, with what
+/// the caller can still do.
+fn unexpected(error: KitchenError) -> McpError {
+    let mut chain = error.to_string();
+    let mut source = std::error::Error::source(&error);
+    while let Some(cause) = source {
+        chain.push_str(": ");
+        chain.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    tracing::error!(error = %chain, "tool call failed");
+    McpError::internal_error(
+        "The server failed and logged why; whether a ticket was created is unknown. Call \
+         get_operation_status with the same operation_id, or retry create_ticket with the same \
+         operation_id and arguments.",
+        None,
+    )
+}

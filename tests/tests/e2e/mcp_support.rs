@@ -1,0 +1,94 @@
+//! An rmcp client for the MCP door, in each protocol era it must serve.
+
+use e2e_tests::TestApp;
+use rmcp::RoleClient;
+use rmcp::model::{CallToolRequestParams, CallToolResult, ClientConfig, ProtocolVersion};
+use rmcp::service::Service;
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use serde_json::Value;
+
+/// A connected MCP client.
+pub type Client = RunningService<RoleClient, ClientConfig>;
+
+/// How the client speaks to the server.
+#[derive(Debug, Clone, Copy)]
+pub enum Protocol {
+    /// The 2026-07-28 revision: no initialize, every request self-contained.
+    Stateless,
+    /// An initialize handshake at 2025-06-18.
+    Legacy,
+}
+
+/// Connects to `app`'s `/mcp` with `token`.
+pub async fn connect(app: &TestApp, token: &str, protocol: Protocol) -> Client {
+    let transport = StreamableHttpClientTransport::from_config(
+        StreamableHttpClientTransportConfig::with_uri(app.url("/mcp"))
+            .auth_header(token.to_owned()),
+    );
+    let client = match protocol {
+        Protocol::Stateless => {
+            ClientConfig::default()
+                .serve_with_lifecycle(
+                    transport,
+                    ClientLifecycleMode::Discover {
+                        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                    },
+                )
+                .await
+        }
+        Protocol::Legacy => {
+            ClientConfig::default()
+                .with_protocol_version(ProtocolVersion::V_2025_06_18)
+                .serve_with_lifecycle(transport, ClientLifecycleMode::Initialize)
+                .await
+        }
+    };
+    let client = client.expect("MCP client connects");
+    let negotiated = client.peer_info().map(|info| info.protocol_version.clone());
+    let expected = match protocol {
+        Protocol::Stateless => ProtocolVersion::V_2026_07_28,
+        Protocol::Legacy => ProtocolVersion::V_2025_06_18,
+    };
+    assert_eq!(negotiated, Some(expected), "negotiated protocol");
+    client
+}
+
+/// Calls `tool` with `arguments` on any client (HTTP or stdio).
+pub async fn call<S: Service<RoleClient>>(
+    client: &RunningService<RoleClient, S>,
+    tool: &'static str,
+    arguments: Value,
+) -> CallToolResult {
+    let arguments = arguments
+        .as_object()
+        .cloned()
+        .expect("arguments are an object");
+    client
+        .call_tool(CallToolRequestParams::new(tool).with_arguments(arguments))
+        .await
+        .expect("tool call answered")
+}
+
+/// The structured content of a result.
+pub fn content(result: &CallToolResult) -> Value {
+    result
+        .structured_content
+        .clone()
+        .expect("structured content")
+}
+
+/// `create_ticket` with `operation_id` and a title, on any client.
+pub async fn create<S: Service<RoleClient>>(
+    client: &RunningService<RoleClient, S>,
+    operation_id: &str,
+    title: &str,
+) -> CallToolResult {
+    call(
+        client,
+        "create_ticket",
+        serde_json::json!({"operation_id": operation_id, "project_id": "ops", "title": title}),
+    )
+    .await
+}

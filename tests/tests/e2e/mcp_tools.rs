@@ -1,0 +1,295 @@
+//! The MCP door through an rmcp client: the six failure windows, status
+//! lookups, previews and reads, in both protocol eras.
+
+use e2e_tests::{TestApp, snapshot_settings};
+use kitchen::OperationKey;
+use kitchen::testing::TestDatabase;
+use serde_json::json;
+use tokio::io::AsyncWriteExt;
+
+use crate::fresh_key;
+use crate::mcp_support::{Protocol, call, connect, content, create};
+
+async fn retry_with_the_same_operation_id_replays(db: TestDatabase) {
+    let app = TestApp::spawn(&db).await;
+    let acme = app.tenant("acme").await;
+    for protocol in [Protocol::Stateless, Protocol::Legacy] {
+        let client = connect(&app, &acme.token, protocol).await;
+        let key = fresh_key();
+        let first = create(&client, &key, "Disk full").await;
+        assert_eq!(first.is_error, Some(false));
+        let second = create(&client, &key, "Disk full").await;
+        assert_eq!(second.is_error, Some(false));
+        let (first, second) = (content(&first), content(&second));
+        assert_eq!(first["status"], "created");
+        assert_eq!(second["status"], "replayed");
+        assert_eq!(first["ticket"], second["ticket"], "one stable ticket");
+        snapshot_settings().bind(|| {
+            insta::assert_json_snapshot!("mcp_created", first);
+            insta::assert_json_snapshot!("mcp_replayed", second);
+        });
+    }
+    assert_eq!(
+        app.ticket_count(&acme).await,
+        2,
+        "one ticket per operation_id"
+    );
+}
+
+async fn reuse_with_changed_arguments_is_a_conflict(db: TestDatabase) {
+    let app = TestApp::spawn(&db).await;
+    let acme = app.tenant("acme").await;
+    let client = connect(&app, &acme.token, Protocol::Stateless).await;
+    let key = fresh_key();
+    create(&client, &key, "Disk full").await;
+    let conflict = create(&client, &key, "Disk fuller").await;
+    assert_eq!(conflict.is_error, Some(true));
+    let body = content(&conflict);
+    assert_eq!(body["status"], "conflict");
+    assert_eq!(body["original_operation_id"], key.as_str());
+    assert!(
+        !body.to_string().contains("Disk full\""),
+        "never the original's content"
+    );
+    assert_eq!(app.ticket_count(&acme).await, 1);
+
+    let status = content(
+        &call(
+            &client,
+            "get_operation_status",
+            json!({"operation_id": key}),
+        )
+        .await,
+    );
+    assert_eq!(status["state"], "succeeded");
+    assert_eq!(
+        status["ticket"]["title"], "Disk full",
+        "the status still shows the original"
+    );
+    snapshot_settings().bind(|| {
+        insta::assert_json_snapshot!("mcp_conflict", body);
+        insta::assert_json_snapshot!("mcp_operation_status", status);
+    });
+}
+
+async fn invalid_arguments_create_nothing_and_keep_the_key(db: TestDatabase) {
+    let app = TestApp::spawn(&db).await;
+    let acme = app.tenant("acme").await;
+    let client = connect(&app, &acme.token, Protocol::Stateless).await;
+    let key = fresh_key();
+    let invalid = call(
+        &client,
+        "create_ticket",
+        json!({"operation_id": key, "project_id": "Ops!", "title": "", "tenant_id": "globex"}),
+    )
+    .await;
+    assert_eq!(invalid.is_error, Some(true));
+    let body = content(&invalid);
+    assert_eq!(body["status"], "invalid");
+    snapshot_settings().bind(|| insta::assert_json_snapshot!("mcp_invalid_unknown_argument", body));
+
+    let invalid = call(
+        &client,
+        "create_ticket",
+        json!({"project_id": "Ops!", "title": ""}),
+    )
+    .await;
+    let body = content(&invalid);
+    let fields: Vec<_> = body["errors"]
+        .as_array()
+        .expect("errors")
+        .iter()
+        .map(|e| e["field"].clone())
+        .collect();
+    assert_eq!(fields, [json!("operation_id")], "the key is checked first");
+    let invalid = call(
+        &client,
+        "create_ticket",
+        json!({"operation_id": key, "project_id": "Ops!", "title": ""}),
+    )
+    .await;
+    let body = content(&invalid);
+    snapshot_settings().bind(|| insta::assert_json_snapshot!("mcp_invalid", body));
+
+    let status = content(
+        &call(
+            &client,
+            "get_operation_status",
+            json!({"operation_id": key}),
+        )
+        .await,
+    );
+    assert_eq!(
+        status["state"], "not_found",
+        "an invalid call records nothing"
+    );
+    assert_eq!(status["retry_safe"], true);
+    snapshot_settings().bind(|| insta::assert_json_snapshot!("mcp_operation_not_found", status));
+    assert_eq!(app.ticket_count(&acme).await, 0);
+    assert_eq!(
+        content(&create(&client, &key, "Fixed").await)["status"],
+        "created"
+    );
+}
+
+async fn concurrent_identical_calls_make_one_ticket(db: TestDatabase) {
+    let app = TestApp::spawn(&db).await;
+    let acme = app.tenant("acme").await;
+    let a = connect(&app, &acme.token, Protocol::Stateless).await;
+    let b = connect(&app, &acme.token, Protocol::Legacy).await;
+    let key = fresh_key();
+    let (x, y) = tokio::join!(create(&a, &key, "Disk full"), create(&b, &key, "Disk full"));
+    let (x, y) = (content(&x), content(&y));
+    assert_eq!(x["ticket"]["id"], y["ticket"]["id"]);
+    let mut statuses = [
+        x["status"].as_str().unwrap_or_default(),
+        y["status"].as_str().unwrap_or_default(),
+    ];
+    statuses.sort_unstable();
+    assert_eq!(statuses, ["created", "replayed"]);
+    assert_eq!(app.ticket_count(&acme).await, 1);
+}
+
+async fn a_client_that_disconnects_before_the_reply_gets_the_original_on_retry(db: TestDatabase) {
+    let app = TestApp::spawn(&db).await;
+    let acme = app.tenant("acme").await;
+    let key = fresh_key();
+    // Hold the key so that the create is still running when the client goes.
+    let holder = app
+        .kitchen
+        .hold_key_for_test(acme.id, &OperationKey::parse(key.clone()).expect("key"))
+        .await;
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "create_ticket",
+        "arguments": {"operation_id": key, "project_id": "ops", "title": "Disk full"}}})
+    .to_string();
+    let address = app.address.trim_start_matches("http://");
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {}\r\n\
+         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         MCP-Protocol-Version: 2025-06-18\r\nContent-Length: {}\r\n\r\n{body}",
+        acme.token,
+        body.len()
+    );
+    let mut socket = tokio::net::TcpStream::connect(address)
+        .await
+        .expect("connect");
+    socket
+        .write_all(request.as_bytes())
+        .await
+        .expect("send the call");
+    // Give the server a moment to start the create (it then waits on the
+    // held key), and hang up before any reply.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    drop(socket);
+    holder.roll_back().await;
+
+    // The abandoned call commits once, on its own, before any retry...
+    let client = connect(&app, &acme.token, Protocol::Stateless).await;
+    let mut committed = false;
+    for _ in 0..250 {
+        let status = content(
+            &call(
+                &client,
+                "get_operation_status",
+                json!({"operation_id": key}),
+            )
+            .await,
+        );
+        if status["state"] == "succeeded" {
+            committed = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(committed, "the call whose client hung up still committed");
+    // ...and the retry replays it.
+    let retry = content(&create(&client, &key, "Disk full").await);
+    assert_eq!(
+        retry["status"], "replayed",
+        "the disconnected call committed: {retry}"
+    );
+    assert_eq!(app.ticket_count(&acme).await, 1);
+}
+
+async fn the_same_operation_id_under_another_tenant_is_separate(db: TestDatabase) {
+    let app = TestApp::spawn(&db).await;
+    let acme = app.tenant("acme").await;
+    let globex = app.tenant("globex").await;
+    let a = connect(&app, &acme.token, Protocol::Stateless).await;
+    let g = connect(&app, &globex.token, Protocol::Legacy).await;
+    let key = fresh_key();
+    let mine = content(&create(&a, &key, "Acme secret").await);
+
+    let theirs_before =
+        content(&call(&g, "get_operation_status", json!({"operation_id": key})).await);
+    assert_eq!(
+        theirs_before["state"], "not_found",
+        "acme's operation is invisible to globex"
+    );
+    let theirs = content(&create(&g, &key, "Globex ticket").await);
+    assert_eq!(theirs["status"], "created");
+    assert_ne!(theirs["ticket"]["id"], mine["ticket"]["id"]);
+    let peek = call(&g, "get_ticket", json!({"ticket_id": mine["ticket"]["id"]})).await;
+    assert_eq!(peek.is_error, Some(true));
+    assert_eq!(content(&peek)["error"], "not_found");
+    assert_eq!(app.ticket_count(&acme).await, 1);
+    assert_eq!(app.ticket_count(&globex).await, 1);
+}
+
+async fn preview_and_reads(db: TestDatabase) {
+    let app = TestApp::spawn(&db).await;
+    let acme = app.tenant("acme").await;
+    let client = connect(&app, &acme.token, Protocol::Stateless).await;
+    let preview = content(
+        &call(
+            &client,
+            "preview_ticket",
+            json!({"project_id": "ops", "title": "Disk full", "priority": "high"}),
+        )
+        .await,
+    );
+    assert_eq!(preview["valid"], true);
+    snapshot_settings().bind(|| insta::assert_json_snapshot!("mcp_preview", preview));
+    let bad = content(
+        &call(
+            &client,
+            "preview_ticket",
+            json!({"project_id": "ops", "title": " "}),
+        )
+        .await,
+    );
+    assert_eq!(bad["valid"], false);
+    assert_eq!(
+        app.ticket_count(&acme).await,
+        0,
+        "a preview creates nothing"
+    );
+
+    let created = content(&create(&client, &fresh_key(), "Disk full").await);
+    let id = created["ticket"]["id"].clone();
+    let got = content(&call(&client, "get_ticket", json!({"ticket_id": id})).await);
+    assert_eq!(got["ticket"], created["ticket"]);
+    let listed = content(
+        &call(
+            &client,
+            "list_tickets",
+            json!({"project_id": "ops", "limit": 10}),
+        )
+        .await,
+    );
+    assert_eq!(listed["tickets"][0], created["ticket"]);
+    snapshot_settings().bind(|| insta::assert_json_snapshot!("mcp_list", listed));
+    let bad_list = call(&client, "list_tickets", json!({"limit": 0})).await;
+    assert_eq!(bad_list.is_error, Some(true));
+}
+
+kitchen::on_both_databases!(
+    retry_with_the_same_operation_id_replays,
+    reuse_with_changed_arguments_is_a_conflict,
+    invalid_arguments_create_nothing_and_keep_the_key,
+    concurrent_identical_calls_make_one_ticket,
+    a_client_that_disconnects_before_the_reply_gets_the_original_on_retry,
+    the_same_operation_id_under_another_tenant_is_separate,
+    preview_and_reads,
+);

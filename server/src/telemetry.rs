@@ -14,10 +14,10 @@ pub enum LogFormat {
 }
 
 /// Installs the global subscriber. Levels come from `RUST_LOG`
-/// (default: `info`, and `warn` for sqlx's per-statement logs).
+/// (default: `info`; `warn` for sqlx's per-statement and rmcp's per-request logs).
 pub fn init(format: LogFormat) {
     let filter = EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,tower_http=info"));
+        .unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,rmcp=warn"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);

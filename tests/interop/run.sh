@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Interop: drive a real `tickets` server with clients nobody here wrote:
+# curl for the REST door, and the official Python `mcp` SDK (from PyPI, in a
+# venv this script makes) for the MCP door over Streamable HTTP (2026-07-28
+# and the initialize-based revisions) and over stdio.
+#
+# Usage: tests/interop/run.sh            (from anywhere; builds what it needs)
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+cd "$root"
+
+MCP_SDK_VERSION="${MCP_SDK_VERSION:-2.3.0}"
+venv="$root/target/interop-venv"
+work="$(mktemp -d)"
+server_pid=""
+cleanup() {
+    [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+echo "==> building tickets"
+cargo build --quiet --bin tickets
+tickets="$root/target/debug/tickets"
+
+echo "==> Python venv with mcp==$MCP_SDK_VERSION"
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import mcp, sys; from importlib.metadata import version; sys.exit(version('mcp') != '$MCP_SDK_VERSION')" 2>/dev/null; then
+    rm -rf "$venv"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check "mcp==$MCP_SDK_VERSION"
+fi
+
+export DATABASE_URL="sqlite:$work/tickets.db"
+"$tickets" tenant create acme >/dev/null 2>&1
+"$tickets" tenant create globex >/dev/null 2>&1
+ACME_TOKEN="$("$tickets" token issue acme 2>/dev/null)"
+GLOBEX_TOKEN="$("$tickets" token issue globex 2>/dev/null)"
+export ACME_TOKEN GLOBEX_TOKEN
+
+port="$("$venv/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+export BASE_URL="http://127.0.0.1:$port"
+"$tickets" serve --listen "127.0.0.1:$port" 2>"$work/server.log" &
+server_pid=$!
+for _ in $(seq 1 100); do
+    curl -fsS "$BASE_URL/healthz" >/dev/null 2>&1 && break
+    sleep 0.1
+done
+curl -fsS "$BASE_URL/readyz" >/dev/null || { cat "$work/server.log"; exit 1; }
+
+status=0
+echo "==> REST door with curl"
+bash "$here/rest_curl.sh" || status=1
+echo "==> MCP door with the Python SDK (HTTP and stdio)"
+TICKETS_BIN="$tickets" "$venv/bin/python" "$here/mcp_sdk.py" || status=1
+if [ "$status" -ne 0 ]; then
+    echo "--- server log ---"
+    tail -n 50 "$work/server.log"
+fi
+exit "$status"

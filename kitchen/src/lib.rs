@@ -26,10 +26,14 @@
 //!   claims the key through the primary key of `operations`.
 //! - [`config`](KitchenConfig): the wait bound and the retention period.
 //! - [`testing`] (feature `test-support`): fresh databases for tests.
+//! - `faults` (feature `fault-injection`, never in a default build): a crash
+//!   right after a commit, for the double-fire driver.
 
 mod config;
 mod domain;
 mod error;
+#[cfg(feature = "fault-injection")]
+pub mod faults;
 mod kitchen;
 mod outcome;
 mod store;

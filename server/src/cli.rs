@@ -122,6 +122,13 @@ pub enum TokenCommand {
     },
 }
 
+/// The whole program: parse the command line, set up logging, run.
+pub fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    crate::telemetry::init(cli.log_format);
+    tokio::runtime::Runtime::new()?.block_on(run(cli))
+}
+
 /// Runs the command.
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
@@ -179,6 +186,12 @@ async fn serve(database_url: &str, args: ServeArgs) -> anyhow::Result<()> {
         .with_context(|| format!("cannot listen on {}", args.listen))?;
     let addr = app.local_addr()?;
     tracing::info!(%addr, database = kitchen.database_kind(), "serving");
+    #[cfg(feature = "fault-injection")]
+    tracing::warn!(
+        prefix = kitchen::faults::CRASH_AFTER_COMMIT,
+        "FAULT INJECTION BUILD: a create whose key starts with this prefix aborts the process \
+         right after its commit. Never deploy this binary."
+    );
     if !kitchen.has_tenants().await? {
         eprintln!("{}", admin::first_steps(database_url, addr));
     }

@@ -20,8 +20,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-echo "==> building tickets"
-cargo build --quiet --bin tickets
+echo "==> building tickets and double-fire"
+cargo build --quiet --bin tickets --bin double-fire
 tickets="$root/target/debug/tickets"
 
 echo "==> Python venv with mcp==$MCP_SDK_VERSION"
@@ -53,6 +53,8 @@ echo "==> REST door with curl"
 bash "$here/rest_curl.sh" || status=1
 echo "==> MCP door with the Python SDK (HTTP and stdio)"
 TICKETS_BIN="$tickets" "$venv/bin/python" "$here/mcp_sdk.py" || status=1
+echo "==> the double-fire binary against the same server (checks 1-7; 8 and 9 need a fault build and two instances)"
+"$root/target/debug/double-fire" --url "$BASE_URL" --token "$ACME_TOKEN" --other-token "$GLOBEX_TOKEN" || status=1
 if [ "$status" -ne 0 ]; then
     echo "--- server log ---"
     tail -n 50 "$work/server.log"

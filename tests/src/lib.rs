@@ -7,6 +7,10 @@
 //! - [`TestTenant`]: a tenant and its bearer token.
 //! - [`snapshot_settings`]: insta settings shared by both databases, with
 //!   ids, keys and times redacted.
+//! - [`process`]: the server as a separate process (crash, restart, several
+//!   instances), including its fault-injection build.
+
+pub mod process;
 
 use std::time::Duration;
 

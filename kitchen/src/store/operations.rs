@@ -91,6 +91,8 @@ pub(crate) async fn claim_and_create(
                     .execute(&mut *tx)
                     .await?;
                 tx.commit().await?;
+                #[cfg(feature = "fault-injection")]
+                crate::faults::after_commit(&record.key);
                 Ok(Claim::Placed)
             }
             Ok(_) => {

@@ -2,6 +2,7 @@
 //! SQLite and PostgreSQL (`sqlite::NAME`, `postgres::NAME`).
 
 mod cross_door;
+mod double_fire;
 mod mcp_support;
 mod mcp_tools;
 mod mcp_transport;

@@ -1,0 +1,82 @@
+//! `double-fire`: prove, against a running server, that retries never
+//! duplicate. See `double-fire --help` and the README.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use clap::Parser;
+use drivers::double_fire::{self, Options, Restart, Target};
+
+/// Fire retries at a running ticket service through both doors, with faults
+/// at the awkward moments, and check the server's own state for duplicates.
+#[derive(Debug, Parser)]
+#[command(name = "double-fire", version)]
+struct Args {
+    /// Base URL of the server, e.g. http://127.0.0.1:8080.
+    #[arg(long, env = "DOUBLE_FIRE_URL")]
+    url: String,
+    /// A bearer token.
+    #[arg(long, env = "DOUBLE_FIRE_TOKEN", hide_env_values = true)]
+    token: String,
+    /// A token of a second tenant (check 6).
+    #[arg(long, env = "DOUBLE_FIRE_OTHER_TOKEN", hide_env_values = true)]
+    other_token: Option<String>,
+    /// Base URL of a second instance on the same database (check 9).
+    #[arg(long)]
+    second_url: Option<String>,
+    /// A shell command that restarts the server after check 8 crashes it
+    /// (the server must be a fault-injection build).
+    #[arg(long)]
+    restart_cmd: Option<String>,
+    /// Run the whole set N times with fresh keys and report totals.
+    #[arg(long, default_value_t = 1)]
+    repeat: u32,
+    /// Write the report as JSON to this file.
+    #[arg(long)]
+    json: Option<std::path::PathBuf>,
+    /// Sabotage: retries in checks 5, 8 and 9 use a fresh key, to see the
+    /// faults produce the duplicates the checks catch. Those checks FAIL.
+    #[arg(long)]
+    fresh_key_retries: bool,
+}
+
+struct ShellRestart(String);
+
+impl Restart for ShellRestart {
+    fn restart(&self) -> Pin<Box<dyn Future<Output = anyhow::Result<()>> + Send + '_>> {
+        Box::pin(async move {
+            let status = tokio::process::Command::new("sh")
+                .arg("-c")
+                .arg(&self.0)
+                .status()
+                .await?;
+            anyhow::ensure!(status.success(), "restart command exited with {status}");
+            Ok(())
+        })
+    }
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let target = Target {
+        base_url: args.url.trim_end_matches('/').to_owned(),
+        token: args.token,
+        other_token: args.other_token,
+        second_base_url: args.second_url.map(|u| u.trim_end_matches('/').to_owned()),
+        restart: args
+            .restart_cmd
+            .map(|cmd| Arc::new(ShellRestart(cmd)) as Arc<dyn Restart>),
+    };
+    let options = Options {
+        repeat: args.repeat,
+        fresh_key_retries: args.fresh_key_retries,
+    };
+    let report = double_fire::run(&target, options, |result| println!("{result}")).await;
+    println!("{}", report.summary());
+    if let Some(path) = args.json {
+        std::fs::write(&path, serde_json::to_string_pretty(&report)?)?;
+    }
+    std::process::exit(if report.all_passed() { 0 } else { 1 });
+}

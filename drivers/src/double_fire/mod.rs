@@ -1,0 +1,95 @@
+//! The double-fire checks: does a retry ever make a second ticket?
+//!
+//! Every check fires real requests at a running server through both doors,
+//! then reads the server's own state (the list API, filtered to a project
+//! made up for that check) to count what really exists. Answers alone prove
+//! nothing: a lost answer is exactly the case under test.
+//!
+//! | # | check | what it proves |
+//! |---|---|---|
+//! | 1 | control | a "retry" with a fresh key duplicates (why keys matter); a keyless write is refused |
+//! | 2 | retry-same-key | the retry replays: one ticket, identical result |
+//! | 3 | same-key-changed-request | a conflict, still one ticket |
+//! | 4 | concurrent-32 | 32 identical calls at once make one ticket |
+//! | 5 | response-lost | the fault proxy eats the answer after the commit; the retry replays |
+//! | 6 | other-tenant | the same key under another tenant is a separate ticket, no leak |
+//! | 7 | cross-door | created on one door, retried on the other: replayed |
+//! | 8 | crash-after-commit | the server aborts after commit; after a restart the retry replays |
+//! | 9 | two-instances | lost on instance A, retried on B: replayed; 32 calls split over A and B: one ticket |
+
+mod checks;
+mod doors;
+mod report;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+pub use doors::{Answer, Caller, Door, Ticket};
+pub use report::{CheckResult, Report, Totals, Verdict};
+
+/// Operation keys with this prefix make a server built with the kitchen's
+/// `fault-injection` feature abort right after the commit (see
+/// `kitchen::faults::CRASH_AFTER_COMMIT`; check 8 fails if they drift).
+pub const CRASH_AFTER_COMMIT: &str = "fault:crash-after-commit:";
+
+/// Restarts the server under test (check 8). The driver calls it after the
+/// server crashed, then waits for `/readyz`.
+pub trait Restart: Send + Sync {
+    /// Starts the server again at the same address.
+    fn restart(&self) -> Pin<Box<dyn Future<Output = anyhow::Result<()>> + Send + '_>>;
+}
+
+/// The deployment under test.
+#[derive(Clone)]
+pub struct Target {
+    /// Base URL of the server (instance A), e.g. `http://127.0.0.1:8080`.
+    pub base_url: String,
+    /// A bearer token.
+    pub token: String,
+    /// A token of another tenant, for check 6.
+    pub other_token: Option<String>,
+    /// Base URL of a second instance on the same database, for check 9.
+    pub second_base_url: Option<String>,
+    /// How to restart a crashed server, for check 8 (which also needs a
+    /// server built with the `fault-injection` feature).
+    pub restart: Option<Arc<dyn Restart>>,
+}
+
+/// How to run the checks.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// How many times to run the whole set, with fresh keys each time.
+    pub repeat: u32,
+    /// Sabotage: retries in checks 5 and 8 use a fresh key, as a client
+    /// without idempotency would. Those checks must then FAIL with a
+    /// duplicate: the proof that the faults bite and the checks can fail.
+    pub fresh_key_retries: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            repeat: 1,
+            fresh_key_retries: false,
+        }
+    }
+}
+
+/// Runs every check `options.repeat` times against `target`, reporting each
+/// result to `observe` as it completes.
+pub async fn run(
+    target: &Target,
+    options: Options,
+    mut observe: impl FnMut(&CheckResult),
+) -> Report {
+    let mut results = Vec::new();
+    for round in 0..options.repeat.max(1) {
+        let checks = checks::Checks::new(target, options, round);
+        for result in checks.all().await {
+            observe(&result);
+            results.push(result);
+        }
+    }
+    Report::new(results, options.repeat.max(1))
+}

@@ -1,0 +1,132 @@
+//! Results, totals, and how they are printed.
+
+use std::fmt;
+
+use serde::Serialize;
+
+/// How a check ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Verdict {
+    /// The promise held.
+    Pass,
+    /// The promise broke (or the server misbehaved).
+    Fail,
+    /// Not run: the target lacks what the check needs (said in `detail`).
+    Skip,
+}
+
+/// One check's result.
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckResult {
+    /// The check's number (1 to 9).
+    pub number: u8,
+    /// The check's name, with the door(s) it went through.
+    pub name: String,
+    /// Pass, fail or skip.
+    pub verdict: Verdict,
+    /// Tickets that exist for the check, read from the server.
+    pub tickets: Vec<String>,
+    /// Tickets the check intended to make (0 for the control check, whose
+    /// duplicate is the point).
+    pub intended: usize,
+    /// What happened, in words.
+    pub detail: String,
+}
+
+impl fmt::Display for CheckResult {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let verdict = match self.verdict {
+            Verdict::Pass => "PASS",
+            Verdict::Fail => "FAIL",
+            Verdict::Skip => "SKIP",
+        };
+        write!(
+            f,
+            "{verdict} {} {}: {}",
+            self.number, self.name, self.detail
+        )?;
+        if !self.tickets.is_empty() {
+            write!(f, " [tickets: {}]", self.tickets.join(", "))?;
+        }
+        Ok(())
+    }
+}
+
+/// Totals over every run, for soak mode.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Totals {
+    /// How many times the set ran.
+    pub runs: u32,
+    /// Checks passed.
+    pub passed: usize,
+    /// Checks failed.
+    pub failed: usize,
+    /// Checks skipped.
+    pub skipped: usize,
+    /// Tickets intended (each a distinct effect with its own key).
+    pub intended_effects: usize,
+    /// Tickets that exist for those checks.
+    pub tickets_created: usize,
+    /// Tickets beyond the intended ones: retries that duplicated.
+    pub duplicates: usize,
+    /// Intended tickets that do not exist.
+    pub lost: usize,
+}
+
+/// Every result and the totals.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// Each check's result, in order.
+    pub checks: Vec<CheckResult>,
+    /// Totals.
+    pub totals: Totals,
+}
+
+impl Report {
+    pub(crate) fn new(checks: Vec<CheckResult>, runs: u32) -> Self {
+        let mut totals = Totals {
+            runs,
+            ..Totals::default()
+        };
+        for c in &checks {
+            match c.verdict {
+                Verdict::Pass => totals.passed += 1,
+                Verdict::Fail => totals.failed += 1,
+                Verdict::Skip => {
+                    totals.skipped += 1;
+                    continue;
+                }
+            }
+            if c.intended > 0 {
+                totals.intended_effects += c.intended;
+                totals.tickets_created += c.tickets.len();
+                totals.duplicates += c.tickets.len().saturating_sub(c.intended);
+                totals.lost += c.intended.saturating_sub(c.tickets.len());
+            }
+        }
+        Self { checks, totals }
+    }
+
+    /// Whether every check that ran passed.
+    pub fn all_passed(&self) -> bool {
+        self.totals.failed == 0
+    }
+
+    /// The summary lines printed after the checks.
+    pub fn summary(&self) -> String {
+        let t = &self.totals;
+        format!(
+            "runs: {}; intended effects: {}, tickets created: {}, duplicates: {}, lost: {}\n\
+             {} passed, {} failed, {} skipped",
+            t.runs,
+            t.intended_effects,
+            t.tickets_created,
+            t.duplicates,
+            t.lost,
+            t.passed,
+            t.failed,
+            t.skipped
+        )
+    }
+}

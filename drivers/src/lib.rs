@@ -1,0 +1,15 @@
+//! Drivers: tools that fire retries at a running server, through both
+//! doors, and judge the result by the server's own state.
+//!
+//! # Layout
+//!
+//! - [`double_fire`]: the double-fire checks (a library, so tests run the
+//!   very code the `double-fire` binary runs): retries, conflicts, races,
+//!   lost responses, other tenants, cross-door retries, crashes after
+//!   commit, several instances.
+//! - [`fault_proxy`]: a TCP proxy that forwards a request and cuts the
+//!   client off before any byte of the answer reaches it.
+//! - `bin/double-fire.rs`: the command line.
+
+pub mod double_fire;
+pub mod fault_proxy;

@@ -1,0 +1,20 @@
+//! Fault injection for the double-fire driver (feature `fault-injection`,
+//! never in a default build).
+//!
+//! The hardest window for a retry-safe write is "committed, not yet
+//! answered". With this feature, a create whose operation key starts with
+//! [`CRASH_AFTER_COMMIT`] aborts the whole process right after its commit
+//! and before any reply: exactly what a crash or an OOM kill at that moment
+//! does. The driver then restarts the server and checks that the retry
+//! replays the committed ticket.
+
+/// Keys with this prefix crash the process right after their commit.
+pub const CRASH_AFTER_COMMIT: &str = "fault:crash-after-commit:";
+
+/// Called right after a create's transaction committed.
+pub(crate) fn after_commit(key: &crate::OperationKey) {
+    if key.as_str().starts_with(CRASH_AFTER_COMMIT) {
+        eprintln!("fault injection: aborting right after the commit of operation {key}");
+        std::process::abort();
+    }
+}

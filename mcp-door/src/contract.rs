@@ -1,6 +1,60 @@
 //! The tool contract's wording. On this door the descriptions *are* the
 //! mechanism that makes an agent invent a key and reuse it on retry, so they
-//! live in one place, are snapshotted, and change only on purpose.
+//! live in one place, are snapshotted, linted (provenance of identifiers, a
+//! token budget) and hashed: each tool's contract hash is published in its
+//! `_meta` and recorded on every call's span and metrics, so a change in
+//! agent behaviour can be traced to a change in wording.
+
+use rmcp::model::Tool;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+/// The `_meta` key under which each tool publishes its contract hash.
+pub const CONTRACT_HASH_META: &str = "retry-safe-tickets/contract-sha256";
+
+/// SHA-256 (hex) over the tool's name, description, input schema and
+/// annotations, in canonical JSON (object keys sorted at every level).
+pub fn contract_hash(tool: &Tool) -> String {
+    let contract = serde_json::json!({
+        "name": tool.name,
+        "description": tool.description,
+        "inputSchema": Value::Object((*tool.input_schema).clone()),
+        "annotations": tool.annotations,
+    });
+    let mut canonical = String::new();
+    write_canonical(&contract, &mut canonical);
+    hex::encode(Sha256::digest(canonical.as_bytes()))
+}
+
+fn write_canonical(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<_> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, key) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(key.clone()).to_string());
+                out.push(':');
+                write_canonical(&map[key], out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_canonical(item, out);
+            }
+            out.push(']');
+        }
+        scalar => out.push_str(&scalar.to_string()),
+    }
+}
 
 /// `create_ticket`.
 pub const CREATE_TICKET: &str = "Create one ticket. operation_id makes retries safe: invent a fresh \

@@ -17,12 +17,14 @@
 //!   call), for mounting at `/mcp` behind the bearer-token middleware.
 //! - [`serve_stdio`] (and [`serve_stream`]): stdio, for desktop agents; the
 //!   tenant is fixed at start, from the token given in the environment.
-//! - [`contract`]: every description the model reads.
+//! - [`contract`]: every description the model reads, and the contract
+//!   hash each tool publishes in `_meta` and stamps on its calls' telemetry.
 //! - `args`, `results`: tool arguments and structured results.
 
 use std::sync::Arc;
 
 use kitchen::{Kitchen, Tenant};
+use telemetry::Metrics;
 use rmcp::ServiceExt;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -62,6 +64,7 @@ impl Default for McpHttpConfig {
 /// be in the request's extensions (put there by the auth middleware).
 pub fn http_service(
     kitchen: Kitchen,
+    metrics: Metrics,
     config: &McpHttpConfig,
 ) -> StreamableHttpService<TicketTools, NeverSessionManager> {
     let transport = StreamableHttpServerConfig::default()
@@ -72,7 +75,7 @@ pub fn http_service(
         .with_allowed_origins(config.allowed_origins.clone());
     StreamableHttpService::new(
         // Runs per request: a clone of a pool handle and a small router.
-        move || Ok(TicketTools::new(kitchen.clone(), TenantSource::Http)),
+        move || Ok(TicketTools::new(kitchen.clone(), TenantSource::Http, metrics.clone())),
         Arc::new(NeverSessionManager::default()),
         transport,
     )
@@ -80,8 +83,8 @@ pub fn http_service(
 
 /// Serves the tools over stdin/stdout for `tenant` until the client closes
 /// the stream. Logs must go to stderr: stdout carries the protocol.
-pub async fn serve_stdio(kitchen: Kitchen, tenant: Tenant) -> std::io::Result<()> {
-    serve_stream(kitchen, tenant, rmcp::transport::stdio()).await
+pub async fn serve_stdio(kitchen: Kitchen, tenant: Tenant, metrics: Metrics) -> std::io::Result<()> {
+    serve_stream(kitchen, tenant, metrics, rmcp::transport::stdio()).await
 }
 
 /// Serves the tools for `tenant` over any byte stream pair (stdio in
@@ -89,13 +92,14 @@ pub async fn serve_stdio(kitchen: Kitchen, tenant: Tenant) -> std::io::Result<()
 pub async fn serve_stream<R, W>(
     kitchen: Kitchen,
     tenant: Tenant,
+    metrics: Metrics,
     (read, write): (R, W),
 ) -> std::io::Result<()>
 where
     R: tokio::io::AsyncRead + Send + Unpin + 'static,
     W: tokio::io::AsyncWrite + Send + Unpin + 'static,
 {
-    let service = TicketTools::new(kitchen, TenantSource::Fixed(tenant))
+    let service = TicketTools::new(kitchen, TenantSource::Fixed(tenant), metrics)
         .serve((read, write))
         .await
         .map_err(std::io::Error::other)?;

@@ -1,5 +1,7 @@
 //! The tools, and their one translation of kitchen outcomes into results.
 
+use std::sync::OnceLock;
+
 use kitchen::{
     Action, Cursor, FieldViolation, Kitchen, KitchenError, OperationKey, Outcome, PageSize,
     ProjectId, Tenant, TicketId,
@@ -11,6 +13,8 @@ use rmcp::model::{CallToolResult, Implementation, ServerCapabilities, ServerConf
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, tool, tool_handler, tool_router};
 use serde::Serialize;
+use telemetry::{Attempt, Door, Metrics};
+use tracing::Instrument;
 
 use crate::args::{
     CreateTicketArgs, GetTicketArgs, ListTicketsArgs, OperationStatusArgs, PreviewTicketArgs,
@@ -36,18 +40,63 @@ pub enum TenantSource {
 pub struct TicketTools {
     kitchen: Kitchen,
     tenants: TenantSource,
+    metrics: Metrics,
     tool_router: ToolRouter<Self>,
 }
 
 #[tool_router]
 impl TicketTools {
-    /// Tools over `kitchen`, with tenants from `tenants`.
-    pub fn new(kitchen: Kitchen, tenants: TenantSource) -> Self {
+    /// Tools over `kitchen`, with tenants from `tenants`, measured into
+    /// `metrics`.
+    pub fn new(kitchen: Kitchen, tenants: TenantSource, metrics: Metrics) -> Self {
         Self {
             kitchen,
             tenants,
-            tool_router: Self::tool_router(),
+            metrics,
+            tool_router: Self::router_with_contract_hashes(),
         }
+    }
+
+    /// The tool definitions, each with its contract hash in `_meta`. Built
+    /// once: the stateless transport makes a server per request.
+    fn router_with_contract_hashes() -> ToolRouter<Self> {
+        static ROUTER: OnceLock<ToolRouter<TicketTools>> = OnceLock::new();
+        ROUTER
+            .get_or_init(|| {
+                let mut router = Self::tool_router();
+                for route in router.map.values_mut() {
+                    let hash = contract::contract_hash(&route.attr);
+                    let mut meta = route.attr.meta.clone().unwrap_or_default();
+                    meta.insert(contract::CONTRACT_HASH_META.into(), hash.into());
+                    route.attr.meta = Some(meta);
+                }
+                router
+            })
+            .clone()
+    }
+
+    /// The contract hash `tool` publishes.
+    fn contract(&self, tool: &str) -> String {
+        self.tool_router
+            .map
+            .get(tool)
+            .and_then(|route| route.attr.meta.as_ref())
+            .and_then(|meta| meta.get(contract::CONTRACT_HASH_META))
+            .and_then(|hash| hash.as_str())
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    /// Counts a read tool's call (`ok`, `tool_error` or `error`) with its
+    /// contract hash, and passes the result on.
+    fn counted(&self, tool: &str, result: Result<CallToolResult, McpError>) -> Result<CallToolResult, McpError> {
+        let outcome = match &result {
+            Ok(r) if r.is_error == Some(true) => "tool_error",
+            Ok(_) => "ok",
+            Err(_) => "error",
+        };
+        self.metrics.tool_call(tool, &self.contract(tool), outcome);
+        result
     }
 
     #[tool(
@@ -68,21 +117,25 @@ impl TicketTools {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
         let tenant = self.tenant(&ctx)?;
-        let raw_key = args.operation_id.clone();
-        let key = match parse_key(args.operation_id) {
-            Ok(key) => key,
-            Err(violation) => return Ok(invalid_create(raw_key, vec![violation])),
+        let contract = self.contract("create_ticket");
+        // Three identities: the operation key (recorded once parsed), the
+        // attempt id (made by Attempt), and the JSON-RPC id of this request.
+        let attempt = Attempt::start(
+            &self.metrics,
+            Door::Mcp,
+            Action::CreateTicket.as_str(),
+            &tenant,
+            &ctx.id.to_string(),
+            Some(&contract),
+        );
+        let answer = self.place(&tenant, args, &attempt).instrument(attempt.span().clone()).await;
+        let (outcome, failure) = match &answer {
+            Ok((_, outcome, failure)) => (*outcome, *failure),
+            Err(_) => ("error", None),
         };
-        let draft = match args.ticket.into_draft() {
-            Ok(draft) => draft,
-            Err(violations) => return Ok(invalid_create(raw_key, violations)),
-        };
-        let outcome = self
-            .kitchen
-            .create_ticket(tenant.id, &key, &draft)
-            .await
-            .map_err(unexpected)?;
-        Ok(create_result(&key, outcome))
+        attempt.finish(outcome, failure);
+        self.metrics.tool_call("create_ticket", &contract, outcome);
+        answer.map(|(result, _, _)| result)
     }
 
     #[tool(
@@ -96,40 +149,44 @@ impl TicketTools {
         Parameters(args): Parameters<OperationStatusArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        let tenant = self.tenant(&ctx)?;
-        let raw = args.operation_id.clone().unwrap_or_default();
-        let key = match parse_key(args.operation_id) {
-            Ok(key) => key,
-            // A string that is not a valid key was never recorded.
-            Err(_) if !raw.is_empty() => {
-                return Ok(structured(&OperationStatusResult::not_found(raw)));
-            }
-            Err(violation) => {
-                return Ok(problem(
-                    "invalid",
-                    vec![violation],
-                    "Pass the operation_id of the create_ticket call you want to check.",
-                ));
-            }
-        };
-        let record = self
-            .kitchen
-            .operation(tenant.id, Action::CreateTicket, &key)
-            .await
-            .map_err(unexpected)?;
-        let status = match record {
-            None => OperationStatusResult::not_found(key.as_str().into()),
-            Some(record) => {
-                let ticket = record
-                    .result
-                    .as_ref()
-                    .map(|snapshot| snapshot.ticket())
-                    .transpose()
-                    .map_err(|e| unexpected(KitchenError::CorruptRecord(e.to_string())))?;
-                OperationStatusResult::recorded(&record, ticket.as_ref().map(TicketOut::from))
-            }
-        };
-        Ok(structured(&status))
+        let result = async {
+            let tenant = self.tenant(&ctx)?;
+            let raw = args.operation_id.clone().unwrap_or_default();
+            let key = match parse_key(args.operation_id) {
+                Ok(key) => key,
+                // A string that is not a valid key was never recorded.
+                Err(_) if !raw.is_empty() => {
+                    return Ok(structured(&OperationStatusResult::not_found(raw)));
+                }
+                Err(violation) => {
+                    return Ok(problem(
+                        "invalid",
+                        vec![violation],
+                        "Pass the operation_id of the create_ticket call you want to check.",
+                    ));
+                }
+            };
+            let record = self
+                .kitchen
+                .operation(tenant.id, Action::CreateTicket, &key)
+                .await
+                .map_err(unexpected)?;
+            let status = match record {
+                None => OperationStatusResult::not_found(key.as_str().into()),
+                Some(record) => {
+                    let ticket = record
+                        .result
+                        .as_ref()
+                        .map(|snapshot| snapshot.ticket())
+                        .transpose()
+                        .map_err(|e| unexpected(KitchenError::CorruptRecord(e.to_string())))?;
+                    OperationStatusResult::recorded(&record, ticket.as_ref().map(TicketOut::from))
+                }
+            };
+            Ok(structured(&status))
+        }
+        .await;
+        self.counted("get_operation_status", result)
     }
 
     #[tool(
@@ -142,30 +199,34 @@ impl TicketTools {
         &self,
         Parameters(args): Parameters<PreviewTicketArgs>,
     ) -> Result<CallToolResult, McpError> {
-        let checked = args.ticket.into_draft().and_then(|draft| draft.validate());
-        let result = match checked {
-            Ok(command) => PreviewResult {
-                valid: true,
-                preview: Some(TicketPreview {
-                    project_id: command.project_id.as_str().into(),
-                    title: command.title.as_str().into(),
-                    description: command.description.as_ref().map(|d| d.as_str().into()),
-                    priority: command.priority.as_str().into(),
-                }),
-                errors: Vec::new(),
-                next_step: "To create it, call create_ticket with these arguments and a new \
-                            operation_id you invent (a UUID)."
-                    .into(),
-            },
-            Err(violations) => PreviewResult {
-                valid: false,
-                preview: None,
-                errors: violations.into_iter().map(FieldError::from).collect(),
-                next_step: "Correct the arguments listed in errors, then preview or create again."
-                    .into(),
-            },
-        };
-        Ok(structured(&result))
+        let result = async {
+            let checked = args.ticket.into_draft().and_then(|draft| draft.validate());
+            let result = match checked {
+                Ok(command) => PreviewResult {
+                    valid: true,
+                    preview: Some(TicketPreview {
+                        project_id: command.project_id.as_str().into(),
+                        title: command.title.as_str().into(),
+                        description: command.description.as_ref().map(|d| d.as_str().into()),
+                        priority: command.priority.as_str().into(),
+                    }),
+                    errors: Vec::new(),
+                    next_step: "To create it, call create_ticket with these arguments and a new \
+                                operation_id you invent (a UUID)."
+                        .into(),
+                },
+                Err(violations) => PreviewResult {
+                    valid: false,
+                    preview: None,
+                    errors: violations.into_iter().map(FieldError::from).collect(),
+                    next_step: "Correct the arguments listed in errors, then preview or create again."
+                        .into(),
+                },
+            };
+            Ok(structured(&result))
+        }
+        .await;
+        self.counted("preview_ticket", result)
     }
 
     #[tool(
@@ -179,33 +240,37 @@ impl TicketTools {
         Parameters(args): Parameters<GetTicketArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        let tenant = self.tenant(&ctx)?;
-        let not_found = || {
-            problem(
-                "not_found",
-                Vec::new(),
-                "No ticket has this id; take ticket ids from create_ticket, \
-                 get_operation_status or list_tickets results.",
-            )
-        };
-        let Some(id) = args
-            .ticket_id
-            .as_deref()
-            .and_then(|id| id.parse::<TicketId>().ok())
-        else {
-            return Ok(not_found());
-        };
-        match self
-            .kitchen
-            .ticket(tenant.id, id)
-            .await
-            .map_err(unexpected)?
-        {
-            Some(ticket) => Ok(structured(&TicketResult {
-                ticket: TicketOut::from(&ticket),
-            })),
-            None => Ok(not_found()),
+        let result = async {
+            let tenant = self.tenant(&ctx)?;
+            let not_found = || {
+                problem(
+                    "not_found",
+                    Vec::new(),
+                    "No ticket has this id; take ticket ids from create_ticket, \
+                     get_operation_status or list_tickets results.",
+                )
+            };
+            let Some(id) = args
+                .ticket_id
+                .as_deref()
+                .and_then(|id| id.parse::<TicketId>().ok())
+            else {
+                return Ok(not_found());
+            };
+            match self
+                .kitchen
+                .ticket(tenant.id, id)
+                .await
+                .map_err(unexpected)?
+            {
+                Some(ticket) => Ok(structured(&TicketResult {
+                    ticket: TicketOut::from(&ticket),
+                })),
+                None => Ok(not_found()),
+            }
         }
+        .await;
+        self.counted("get_ticket", result)
     }
 
     #[tool(
@@ -219,51 +284,89 @@ impl TicketTools {
         Parameters(args): Parameters<ListTicketsArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        let tenant = self.tenant(&ctx)?;
-        let mut violations = Vec::new();
-        let project = args
-            .project_id
-            .map(ProjectId::parse)
-            .transpose()
-            .unwrap_or_else(|v| {
-                violations.push(v);
-                None
-            });
-        let size = args
-            .limit
-            .map_or(Ok(PageSize::DEFAULT), PageSize::parse)
-            .unwrap_or_else(|v| {
-                violations.push(v);
-                PageSize::DEFAULT
-            });
-        let cursor = args
-            .cursor
-            .map(|c| Cursor::parse(&c))
-            .transpose()
-            .unwrap_or_else(|v| {
-                violations.push(v);
-                None
-            });
-        if !violations.is_empty() {
-            return Ok(problem(
-                "invalid",
-                violations,
-                "Correct the arguments listed in errors and call again.",
-            ));
+        let result = async {
+            let tenant = self.tenant(&ctx)?;
+            let mut violations = Vec::new();
+            let project = args
+                .project_id
+                .map(ProjectId::parse)
+                .transpose()
+                .unwrap_or_else(|v| {
+                    violations.push(v);
+                    None
+                });
+            let size = args
+                .limit
+                .map_or(Ok(PageSize::DEFAULT), PageSize::parse)
+                .unwrap_or_else(|v| {
+                    violations.push(v);
+                    PageSize::DEFAULT
+                });
+            let cursor = args
+                .cursor
+                .map(|c| Cursor::parse(&c))
+                .transpose()
+                .unwrap_or_else(|v| {
+                    violations.push(v);
+                    None
+                });
+            if !violations.is_empty() {
+                return Ok(problem(
+                    "invalid",
+                    violations,
+                    "Correct the arguments listed in errors and call again.",
+                ));
+            }
+            let page = self
+                .kitchen
+                .list_tickets(tenant.id, project.as_ref(), size, cursor)
+                .await
+                .map_err(unexpected)?;
+            Ok(structured(&TicketListResult {
+                tickets: page.tickets.iter().map(TicketOut::from).collect(),
+                next_cursor: page.next_cursor.map(|c| c.to_string()),
+            }))
         }
-        let page = self
-            .kitchen
-            .list_tickets(tenant.id, project.as_ref(), size, cursor)
-            .await
-            .map_err(unexpected)?;
-        Ok(structured(&TicketListResult {
-            tickets: page.tickets.iter().map(TicketOut::from).collect(),
-            next_cursor: page.next_cursor.map(|c| c.to_string()),
-        }))
+        .await;
+        self.counted("list_tickets", result)
     }
 }
 
+/// A tool result with the outcome's name and, for a broken contract, its kind.
+type Answered = (CallToolResult, &'static str, Option<&'static str>);
+
 impl TicketTools {
+    /// The create itself.
+    async fn place(&self, tenant: &Tenant, args: CreateTicketArgs, attempt: &Attempt) -> Result<Answered, McpError> {
+        let raw_key = args.operation_id.clone();
+        let key = match parse_key(args.operation_id) {
+            Ok(key) => key,
+            Err(violation) => {
+                let kind = if raw_key.is_none() { "idempotency_key_missing" } else { "idempotency_key_malformed" };
+                return Ok((invalid_create(raw_key, vec![violation]), "invalid", Some(kind)));
+            }
+        };
+        attempt.record_key(key.as_str());
+        let draft = match args.ticket.into_draft() {
+            Ok(draft) => draft,
+            Err(violations) => {
+                return Ok((invalid_create(raw_key, violations), "invalid", Some("validation_failed")));
+            }
+        };
+        let outcome = self
+            .kitchen
+            .create_ticket(tenant.id, &key, &draft)
+            .await
+            .map_err(unexpected)?;
+        let name = outcome.name();
+        let failure = match &outcome {
+            Outcome::Conflict { .. } => Some("idempotency_key_reused"),
+            Outcome::Invalid { .. } => Some("validation_failed"),
+            _ => None,
+        };
+        Ok((create_result(&key, outcome), name, failure))
+    }
+
     /// The caller's tenant: from authentication, never from arguments.
     fn tenant(&self, ctx: &RequestContext<RoleServer>) -> Result<Tenant, McpError> {
         match &self.tenants {

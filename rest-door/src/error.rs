@@ -73,6 +73,24 @@ impl RestError {
         }
     }
 
+    /// How a write attempt that failed this way is counted: its outcome
+    /// and, when the caller broke the contract, how.
+    pub fn outcome(&self) -> (&'static str, Option<&'static str>) {
+        match self {
+            Self::MissingIdempotencyKey => ("invalid", Some("idempotency_key_missing")),
+            Self::MalformedIdempotencyKey(_) => ("invalid", Some("idempotency_key_malformed")),
+            Self::KeyReused(_) => ("conflict", Some("idempotency_key_reused")),
+            Self::InProgress(_) => ("in_progress", None),
+            Self::Validation(_)
+            | Self::MalformedJson(_)
+            | Self::InvalidBody(_)
+            | Self::UnsupportedMediaType
+            | Self::PayloadTooLarge => ("invalid", Some("validation_failed")),
+            Self::MissingCredentials | Self::InvalidToken => ("invalid", Some("unauthenticated")),
+            Self::NotFound(_) | Self::OperationNotFound | Self::NotReady | Self::Internal(_) => ("error", None),
+        }
+    }
+
     fn detail(&self) -> String {
         match self {
             Self::MissingCredentials => {

@@ -14,7 +14,8 @@
 //! - [`auth`]: bearer token to tenant, as middleware (also used for `/mcp`).
 //! - [`error`]: [`RestError`], the one enum of failures and its one status
 //!   match; [`problem`]: the problem document and its kinds.
-//! - `routes`: one module per resource (tickets, operations, health, problems).
+//! - `routes`: one module per resource (tickets, operations, health,
+//!   problems, telemetry: `/metrics` and `/v1/stats`).
 //! - `idempotency_key`, `json_body`: reading the key header and the body.
 //! - `links`: every address the door hands out.
 
@@ -24,6 +25,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use http::header;
 use kitchen::Kitchen;
+use telemetry::Metrics;
 use utoipa::OpenApi;
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa_axum::router::OpenApiRouter;
@@ -37,11 +39,13 @@ pub mod links;
 pub mod problem;
 mod routes;
 mod schema;
+mod state;
 
 pub use error::RestError;
 pub use idempotency_key::IDEMPOTENCY_KEY;
 pub use problem::{PROBLEM_JSON, Problem, ProblemKind};
 pub use routes::tickets::IDEMPOTENT_REPLAYED;
+pub use state::DoorState;
 
 /// Largest request body accepted, in bytes (64 KiB).
 pub const BODY_LIMIT_BYTES: usize = 64 * 1024;
@@ -77,19 +81,21 @@ impl utoipa::Modify for BearerAuth {
 }
 
 /// Routes that need a tenant.
-fn v1_routes() -> OpenApiRouter<Kitchen> {
+fn v1_routes() -> OpenApiRouter<DoorState> {
     OpenApiRouter::new()
         .routes(routes!(routes::tickets::create, routes::tickets::list))
         .routes(routes!(routes::tickets::get))
         .routes(routes!(routes::operations::get))
+        .routes(routes!(routes::telemetry::stats))
 }
 
 /// Routes anyone may call.
-fn public_routes() -> OpenApiRouter<Kitchen> {
+fn public_routes() -> OpenApiRouter<DoorState> {
     OpenApiRouter::new()
         .routes(routes!(routes::health::healthz))
         .routes(routes!(routes::health::readyz))
         .routes(routes!(routes::problems::describe))
+        .routes(routes!(routes::telemetry::metrics))
 }
 
 /// The OpenAPI 3.1 document of every REST route.
@@ -101,8 +107,9 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
 }
 
 /// The REST door over `kitchen`: `/v1/…` behind bearer authentication,
-/// plus `/healthz`, `/readyz`, `/problems/{slug}` and `/openapi.json`.
-pub fn router(kitchen: Kitchen) -> Router {
+/// plus `/healthz`, `/readyz`, `/metrics`, `/problems/{slug}` and
+/// `/openapi.json`. Write attempts are measured into `metrics`.
+pub fn router(kitchen: Kitchen, metrics: Metrics) -> Router {
     let v1 = v1_routes().route_layer(middleware::from_fn_with_state(
         kitchen.clone(),
         auth::require_tenant,
@@ -122,7 +129,7 @@ pub fn router(kitchen: Kitchen) -> Router {
         )
         .fallback(|| async { RestError::NotFound("Nothing at this address".into()) })
         .method_not_allowed_fallback(|| async { problem_for(ProblemKind::METHOD_NOT_ALLOWED) })
-        .with_state(kitchen)
+        .with_state(DoorState { kitchen, metrics })
 }
 
 fn problem_for(kind: ProblemKind) -> Response {

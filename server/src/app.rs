@@ -9,6 +9,7 @@ use axum::extract::Request;
 use http::StatusCode;
 use kitchen::Kitchen;
 use mcp_door::McpHttpConfig;
+use telemetry::Metrics;
 use tokio::net::TcpListener;
 use tower::ServiceBuilder;
 use tower_http::compression::CompressionLayer;
@@ -43,7 +44,7 @@ impl Default for ServeSettings {
 }
 
 /// Every route of the service, with the layers every request goes through.
-pub fn router(kitchen: Kitchen, settings: &ServeSettings) -> Router {
+pub fn router(kitchen: Kitchen, metrics: Metrics, settings: &ServeSettings) -> Router {
     // Outermost first: the request id exists before anything logs, and the
     // problem mapper sees the answers of the limit and timeout layers.
     let layers = ServiceBuilder::new()
@@ -79,13 +80,13 @@ pub fn router(kitchen: Kitchen, settings: &ServeSettings) -> Router {
     let mcp = Router::new()
         .nest_service(
             "/mcp",
-            mcp_door::http_service(kitchen.clone(), &settings.mcp),
+            mcp_door::http_service(kitchen.clone(), metrics.clone(), &settings.mcp),
         )
         .layer(axum::middleware::from_fn_with_state(
             kitchen.clone(),
             rest_door::auth::require_tenant,
         ));
-    rest_door::router(kitchen).merge(mcp).layer(layers)
+    rest_door::router(kitchen, metrics).merge(mcp).layer(layers)
 }
 
 /// A bound, not yet running, server.
@@ -95,12 +96,13 @@ pub struct Application {
 }
 
 impl Application {
-    /// Binds `settings.listen` and builds the router over `kitchen`.
-    pub async fn build(kitchen: Kitchen, settings: &ServeSettings) -> std::io::Result<Self> {
+    /// Binds `settings.listen` and builds the router over `kitchen`,
+    /// measuring into `metrics`.
+    pub async fn build(kitchen: Kitchen, metrics: Metrics, settings: &ServeSettings) -> std::io::Result<Self> {
         let listener = TcpListener::bind(settings.listen).await?;
         Ok(Self {
             listener,
-            router: router(kitchen, settings),
+            router: router(kitchen, metrics, settings),
         })
     }
 

@@ -9,7 +9,8 @@ use kitchen::{Kitchen, KitchenConfig};
 
 use crate::admin;
 use crate::app::{Application, ServeSettings};
-use crate::telemetry::LogFormat;
+use telemetry::Metrics;
+use telemetry::logging::OtlpTarget;
 
 /// Where the data lives when nothing else is said: a SQLite file under ./data/.
 pub const DEFAULT_DATABASE_URL: &str = "sqlite:data/tickets.db";
@@ -30,6 +31,24 @@ pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// How log lines look on stderr.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Human,
+    /// One JSON object per line.
+    Json,
+}
+
+impl From<LogFormat> for telemetry::LogFormat {
+    fn from(f: LogFormat) -> Self {
+        match f {
+            LogFormat::Human => telemetry::LogFormat::Human,
+            LogFormat::Json => telemetry::LogFormat::Json,
+        }
+    }
 }
 
 /// The subcommands.
@@ -125,14 +144,17 @@ pub enum TokenCommand {
 /// The whole program: parse the command line, set up logging, run.
 pub fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
-    crate::telemetry::init(cli.log_format);
-    tokio::runtime::Runtime::new()?.block_on(run(cli))
+    // OTLP export of traces and metrics when OTEL_EXPORTER_OTLP_ENDPOINT is
+    // set; the guard flushes the last spans at exit.
+    let otlp = OtlpTarget::from_env();
+    let _traces = telemetry::logging::init(cli.log_format.into(), otlp.as_ref());
+    tokio::runtime::Runtime::new()?.block_on(run(cli, otlp))
 }
 
-/// Runs the command.
-pub async fn run(cli: Cli) -> anyhow::Result<()> {
+/// Runs the command; `otlp` is where metrics go besides `/metrics`.
+pub async fn run(cli: Cli, otlp: Option<OtlpTarget>) -> anyhow::Result<()> {
     match cli.command {
-        Command::Serve(args) => serve(&cli.database_url, args).await,
+        Command::Serve(args) => serve(&cli.database_url, args, Metrics::with_otlp(otlp.as_ref())).await,
         Command::McpStdio(args) => {
             let kitchen = connect(&cli.database_url, KitchenConfig::default()).await?;
             let Some(tenant) = kitchen.authenticate(&args.token).await? else {
@@ -141,7 +163,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 );
             };
             tracing::info!(tenant = %tenant.name, "serving MCP over stdio");
-            mcp_door::serve_stdio(kitchen.clone(), tenant).await?;
+            mcp_door::serve_stdio(kitchen.clone(), tenant, Metrics::with_otlp(otlp.as_ref())).await?;
             kitchen.close().await;
             Ok(())
         }
@@ -166,7 +188,7 @@ async fn connect(database_url: &str, config: KitchenConfig) -> anyhow::Result<Ki
         .with_context(|| format!("cannot open the database at {database_url}"))
 }
 
-async fn serve(database_url: &str, args: ServeArgs) -> anyhow::Result<()> {
+async fn serve(database_url: &str, args: ServeArgs, metrics: Metrics) -> anyhow::Result<()> {
     let config = KitchenConfig {
         wait_bound: Duration::from_millis(args.wait_bound_ms),
         retention: time_days(args.retention_days),
@@ -181,7 +203,7 @@ async fn serve(database_url: &str, args: ServeArgs) -> anyhow::Result<()> {
             allowed_origins: args.mcp_allowed_origins,
         },
     };
-    let app = Application::build(kitchen.clone(), &settings)
+    let app = Application::build(kitchen.clone(), metrics.clone(), &settings)
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
     let addr = app.local_addr()?;
@@ -197,6 +219,7 @@ async fn serve(database_url: &str, args: ServeArgs) -> anyhow::Result<()> {
     }
     app.run_until_stopped(crate::shutdown::signal()).await?;
     kitchen.close().await;
+    metrics.shutdown();
     Ok(())
 }
 

@@ -10,15 +10,14 @@
 //! - [`cli`]: the command line (`serve`, `tenant create`, `token issue|revoke`).
 //! - [`app`]: the HTTP application: the doors' routers and the tower-http
 //!   stack every request goes through (request id, tracing, timeout, body
-//!   limit, compression, problem bodies for bare errors).
+//!   limit, compression, problem bodies for bare errors), over one kitchen
+//!   and one set of metrics (the `telemetry` crate).
 //! - [`admin`]: tenant and token commands.
-//! - `telemetry`: logs to stderr, human or JSON.
 //! - `shutdown`: SIGINT/SIGTERM as a future.
 
 pub mod admin;
 pub mod app;
 pub mod cli;
 pub mod shutdown;
-pub mod telemetry;
 
 pub use app::{Application, ServeSettings};

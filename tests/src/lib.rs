@@ -17,6 +17,7 @@ use std::time::Duration;
 use kitchen::testing::{TestDatabase, tenant_with_token};
 use kitchen::{Kitchen, KitchenConfig, TenantId};
 use server::{Application, ServeSettings};
+use telemetry::Metrics;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
@@ -26,6 +27,8 @@ pub struct TestApp {
     pub address: String,
     /// The instance's own kitchen (the same one the server uses).
     pub kitchen: Kitchen,
+    /// The instance's metrics.
+    pub metrics: Metrics,
     /// A plain HTTP client.
     pub client: reqwest::Client,
     stop: Option<oneshot::Sender<()>>,
@@ -59,7 +62,8 @@ impl TestApp {
             request_timeout,
             ..ServeSettings::default()
         };
-        let app = Application::build(kitchen.clone(), &settings)
+        let metrics = Metrics::new();
+        let app = Application::build(kitchen.clone(), metrics.clone(), &settings)
             .await
             .expect("bind a free port");
         let address = format!("http://127.0.0.1:{}", app.port());
@@ -70,6 +74,7 @@ impl TestApp {
         Self {
             address,
             kitchen,
+            metrics,
             client: reqwest::Client::new(),
             stop: Some(stop),
             served: Some(served),

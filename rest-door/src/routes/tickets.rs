@@ -7,9 +7,12 @@ use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use kitchen::{
+    Action,
     Cursor, FieldViolation, Kitchen, Outcome, PageSize, ProjectId, Receipt, Tenant, TicketDraft,
 };
 use serde::{Deserialize, Serialize};
+use telemetry::{Attempt, Door, Metrics};
+use tracing::Instrument;
 use utoipa::{IntoParams, ToSchema};
 
 use crate::error::RestError;
@@ -56,17 +59,47 @@ pub const IDEMPOTENT_REPLAYED: HeaderName = HeaderName::from_static("idempotent-
 )]
 pub(crate) async fn create(
     State(kitchen): State<Kitchen>,
+    State(metrics): State<Metrics>,
     Extension(tenant): Extension<Tenant>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, RestError> {
+    let request_id = headers
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    let attempt = Attempt::start(&metrics, Door::Rest, Action::CreateTicket.as_str(), &tenant, request_id, None);
+    let answer = place(&kitchen, &tenant, &headers, body, &attempt)
+        .instrument(attempt.span().clone())
+        .await;
+    match &answer {
+        Ok((_, outcome)) => attempt.finish(outcome, None),
+        Err(e) => {
+            let (outcome, failure) = e.outcome();
+            attempt.finish(outcome, failure);
+        }
+    }
+    answer.map(|(response, _)| response)
+}
+
+/// The create itself; answers the response and the outcome's name.
+async fn place(
+    kitchen: &Kitchen,
+    tenant: &Tenant,
+    headers: &HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+    attempt: &Attempt,
+) -> Result<(Response, &'static str), RestError> {
     // The key first: without one, nothing about the body matters yet.
-    let key = idempotency_key::from_headers(&headers)?;
-    let request: CreateTicketRequest = json_body::parse(&headers, body)?;
+    let key = idempotency_key::from_headers(headers)?;
+    attempt.record_key(key.as_str());
+    let request: CreateTicketRequest = json_body::parse(headers, body)?;
     let draft = TicketDraft::from(request);
-    match kitchen.create_ticket(tenant.id, &key, &draft).await? {
-        Outcome::Created(receipt) => Ok(ticket_created(&receipt, false)),
-        Outcome::Replayed(receipt) => Ok(ticket_created(&receipt, true)),
+    let outcome = kitchen.create_ticket(tenant.id, &key, &draft).await?;
+    let name = outcome.name();
+    match outcome {
+        Outcome::Created(receipt) => Ok((ticket_created(&receipt, false), name)),
+        Outcome::Replayed(receipt) => Ok((ticket_created(&receipt, true), name)),
         Outcome::Conflict { original } => Err(RestError::KeyReused(original)),
         Outcome::Invalid { violations } => Err(RestError::Validation(violations)),
         Outcome::InProgress { retry_after } => Err(RestError::InProgress(retry_after)),

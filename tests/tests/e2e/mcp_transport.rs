@@ -98,6 +98,7 @@ async fn stdio_mode_serves_the_fixed_tenant(db: TestDatabase) {
     let server = tokio::spawn(mcp_door::serve_stream(
         app.kitchen.clone(),
         tenant,
+        app.metrics.clone(),
         (server_read, server_write),
     ));
     let (client_read, client_write) = tokio::io::split(client_end);

@@ -34,9 +34,11 @@ async fn the_document_matches_the_router() {
     let ops = documented(&doc);
     let expected: Vec<(String, String)> = [
         ("GET", "/healthz"),
+        ("GET", "/metrics"),
         ("GET", "/problems/{slug}"),
         ("GET", "/readyz"),
         ("GET", "/v1/operations/{action}/{key}"),
+        ("GET", "/v1/stats"),
         ("GET", "/v1/tickets"),
         ("GET", "/v1/tickets/{id}"),
         ("POST", "/v1/tickets"),

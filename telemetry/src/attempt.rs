@@ -1,0 +1,131 @@
+//! One write attempt: its span, and the measurements taken when it ends.
+
+use std::fmt;
+use std::time::Instant;
+
+use kitchen::{Tenant, TenantId};
+use opentelemetry::KeyValue;
+use tracing::Span;
+
+use crate::Metrics;
+
+/// Which door an attempt came through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Door {
+    /// HTTP with `Idempotency-Key`.
+    Rest,
+    /// MCP with `operation_id`.
+    Mcp,
+}
+
+impl Door {
+    /// `rest` or `mcp`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Door::Rest => "rest",
+            Door::Mcp => "mcp",
+        }
+    }
+}
+
+impl fmt::Display for Door {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A write attempt in flight. Create it when the request arrives, run the
+/// work inside [`Attempt::span`], and [`Attempt::finish`] it with the
+/// outcome.
+#[derive(Debug)]
+pub struct Attempt {
+    span: Span,
+    started: Instant,
+    door: Door,
+    action: &'static str,
+    tenant: TenantId,
+    metrics: Metrics,
+}
+
+impl Attempt {
+    /// Starts an attempt. `transport_id` is the transport's own request id
+    /// (`x-request-id`, or the JSON-RPC id): a different identity from the
+    /// operation key (recorded with [`Attempt::record_key`] once parsed) and
+    /// from the attempt id made here.
+    pub fn start(
+        metrics: &Metrics,
+        door: Door,
+        action: &'static str,
+        tenant: &Tenant,
+        transport_id: &str,
+        contract: Option<&str>,
+    ) -> Self {
+        let attempt_id = uuid::Uuid::now_v7();
+        let span = tracing::info_span!(
+            "write_attempt",
+            operation_key = tracing::field::Empty,
+            attempt_id = %attempt_id,
+            transport_request_id = transport_id,
+            door = door.as_str(),
+            action,
+            tenant = %tenant.name,
+            tenant_id = %tenant.id,
+            contract = contract.unwrap_or(""),
+            outcome = tracing::field::Empty,
+            latency_ms = tracing::field::Empty,
+        );
+        Self {
+            span,
+            started: Instant::now(),
+            door,
+            action,
+            tenant: tenant.id,
+            metrics: metrics.clone(),
+        }
+    }
+
+    /// The span to run the attempt's work in.
+    pub fn span(&self) -> &Span {
+        &self.span
+    }
+
+    /// Records the operation key (the effect's identity) once it is known.
+    pub fn record_key(&self, key: &str) {
+        self.span.record("operation_key", key);
+    }
+
+    /// Ends the attempt with `outcome` (`created`, `replayed`, `conflict`,
+    /// `invalid`, `in_progress`, `error`) and, for a broken contract, its
+    /// kind (e.g. `idempotency_key_reused`).
+    pub fn finish(self, outcome: &'static str, contract_failure: Option<&'static str>) {
+        let elapsed = self.started.elapsed();
+        self.span.record("outcome", outcome);
+        self.span.record("latency_ms", elapsed.as_secs_f64() * 1000.0);
+        self.span.in_scope(|| tracing::info!(outcome, "write attempt answered"));
+        let door = self.door.as_str();
+        let m = &self.metrics;
+        m.outcomes.add(
+            1,
+            &[
+                KeyValue::new("door", door),
+                KeyValue::new("action", self.action),
+                KeyValue::new("outcome", outcome),
+            ],
+        );
+        m.latency.record(
+            elapsed.as_secs_f64(),
+            &[KeyValue::new("door", door), KeyValue::new("outcome", outcome)],
+        );
+        if let Some(kind) = contract_failure {
+            m.contract_failures.add(
+                1,
+                &[
+                    KeyValue::new("door", door),
+                    KeyValue::new("action", self.action),
+                    KeyValue::new("kind", kind),
+                ],
+            );
+        }
+        m.stats.count(self.tenant, self.door, self.action, outcome);
+    }
+}

@@ -1,0 +1,28 @@
+//! Telemetry of write attempts, shared by both doors.
+//!
+//! How often callers double-fire should be a query, not a guess. Every
+//! write attempt gets a span that keeps three identities apart: the effect
+//! (the operation key), the attempt (a server-made id), and the transport
+//! request (`x-request-id` on REST, the JSON-RPC id on MCP). Outcomes feed
+//! OpenTelemetry metrics (served as Prometheus text at `/metrics`, and
+//! exported over OTLP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set) and
+//! per-tenant counters behind `/v1/stats`.
+//!
+//! # Layout
+//!
+//! - [`logging`]: the global subscriber: logs to stderr (human or JSON),
+//!   plus OTLP traces when configured.
+//! - [`Metrics`]: one app's meter provider, instruments and Prometheus
+//!   registry.
+//! - [`attempt`]: [`Attempt`], the span and measurements of one write.
+//! - [`stats`]: per-tenant outcome counts and retry rates.
+
+pub mod attempt;
+pub mod logging;
+mod metrics;
+pub mod stats;
+
+pub use attempt::{Attempt, Door};
+pub use logging::{LogFormat, OtlpGuard};
+pub use metrics::Metrics;
+pub use stats::{DoorStats, TenantStats};

@@ -1,0 +1,124 @@
+//! The global tracing subscriber.
+//!
+//! Logs go to stderr (stdout is for command output and the MCP stdio
+//! transport), as human-readable lines or JSON. When an OTLP endpoint is
+//! configured, spans are exported too, with their fields as attributes.
+
+use opentelemetry::trace::TracerProvider as _;
+use opentelemetry_otlp::{Protocol, WithExportConfig};
+use opentelemetry_sdk::trace::SdkTracerProvider;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::{EnvFilter, Layer};
+
+/// How log lines look.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Human,
+    /// One JSON object per line, for log pipelines.
+    Json,
+}
+
+/// Where to send traces over OTLP/HTTP.
+#[derive(Debug, Clone)]
+pub struct OtlpTarget {
+    /// Base URL of the collector, e.g. `http://127.0.0.1:4318`
+    /// (`/v1/traces` is appended).
+    pub endpoint: String,
+    /// `http/json` instead of the default `http/protobuf`.
+    pub json: bool,
+}
+
+impl OtlpTarget {
+    /// From the standard variables: `OTEL_EXPORTER_OTLP_ENDPOINT` (unset:
+    /// no export) and `OTEL_EXPORTER_OTLP_PROTOCOL`.
+    pub fn from_env() -> Option<Self> {
+        let endpoint = std::env::var("OTEL_EXPORTER_OTLP_ENDPOINT").ok().filter(|e| !e.is_empty())?;
+        let json = std::env::var("OTEL_EXPORTER_OTLP_PROTOCOL").is_ok_and(|p| p == "http/json");
+        Some(Self { endpoint, json })
+    }
+
+    fn protocol(&self) -> Protocol {
+        if self.json { Protocol::HttpJson } else { Protocol::HttpBinary }
+    }
+
+    /// The URL of one signal: `{endpoint}/v1/{signal}`.
+    pub(crate) fn signal_url(&self, signal: &str) -> String {
+        format!("{}/v1/{signal}", self.endpoint.trim_end_matches('/'))
+    }
+
+    pub(crate) fn span_exporter(&self) -> Result<opentelemetry_otlp::SpanExporter, opentelemetry_otlp::ExporterBuildError> {
+        opentelemetry_otlp::SpanExporter::builder()
+            .with_http()
+            .with_protocol(self.protocol())
+            .with_endpoint(self.signal_url("traces"))
+            .build()
+    }
+
+    pub(crate) fn metric_exporter(&self) -> Result<opentelemetry_otlp::MetricExporter, opentelemetry_otlp::ExporterBuildError> {
+        opentelemetry_otlp::MetricExporter::builder()
+            .with_http()
+            .with_protocol(self.protocol())
+            .with_endpoint(self.signal_url("metrics"))
+            .build()
+    }
+}
+
+/// Keeps the OTLP trace pipeline alive; flushes it when dropped.
+#[derive(Debug, Default)]
+pub struct OtlpGuard {
+    provider: Option<SdkTracerProvider>,
+}
+
+impl OtlpGuard {
+    /// Sends every finished span now.
+    pub fn flush(&self) {
+        if let Some(provider) = &self.provider {
+            let _ = provider.force_flush();
+        }
+    }
+}
+
+impl Drop for OtlpGuard {
+    fn drop(&mut self) {
+        if let Some(provider) = self.provider.take() {
+            let _ = provider.shutdown();
+        }
+    }
+}
+
+/// Installs the global subscriber (once; later calls change nothing).
+/// Levels come from `RUST_LOG` (default `info`; `warn` for sqlx's
+/// per-statement and rmcp's per-request logs).
+pub fn init(format: LogFormat, otlp: Option<&OtlpTarget>) -> OtlpGuard {
+    let filter = || {
+        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,rmcp=warn"))
+    };
+    let fmt = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    let fmt = match format {
+        LogFormat::Human => fmt.boxed(),
+        LogFormat::Json => fmt.json().boxed(),
+    };
+    let mut guard = OtlpGuard::default();
+    let otel = otlp.and_then(|target| match target.span_exporter() {
+        Ok(exporter) => {
+            let provider = SdkTracerProvider::builder()
+                .with_batch_exporter(exporter)
+                .with_resource(crate::metrics::resource())
+                .build();
+            let tracer = provider.tracer("tickets");
+            guard.provider = Some(provider);
+            Some(tracing_opentelemetry::layer().with_tracer(tracer))
+        }
+        Err(e) => {
+            eprintln!("OTLP trace export disabled: {e}");
+            None
+        }
+    });
+    let _ = tracing_subscriber::registry()
+        .with(fmt.with_filter(filter()))
+        .with(otel.map(|layer| layer.with_filter(filter())))
+        .try_init();
+    guard
+}

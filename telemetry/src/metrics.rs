@@ -1,0 +1,124 @@
+//! One app's metrics: OpenTelemetry instruments, read by a Prometheus
+//! registry (for `/metrics`) and, when configured, by an OTLP exporter.
+
+use std::time::Duration;
+
+use opentelemetry::KeyValue;
+use opentelemetry::metrics::{Counter, Histogram, MeterProvider as _};
+use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
+use prometheus::{Encoder, TextEncoder};
+
+use crate::logging::OtlpTarget;
+use crate::stats::TenantStats;
+
+pub(crate) fn resource() -> Resource {
+    Resource::builder().with_service_name("tickets").build()
+}
+
+/// Instruments every write and tool call is measured with.
+#[derive(Clone)]
+pub struct Metrics {
+    provider: SdkMeterProvider,
+    registry: prometheus::Registry,
+    pub(crate) outcomes: Counter<u64>,
+    pub(crate) latency: Histogram<f64>,
+    pub(crate) contract_failures: Counter<u64>,
+    pub(crate) tool_calls: Counter<u64>,
+    pub(crate) stats: TenantStats,
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Metrics").finish_non_exhaustive()
+    }
+}
+
+impl Metrics {
+    /// Metrics served only as Prometheus text.
+    pub fn new() -> Self {
+        Self::with_otlp(None)
+    }
+
+    /// Metrics served as Prometheus text and, with `otlp`, exported every
+    /// 10 seconds over OTLP.
+    pub fn with_otlp(otlp: Option<&crate::logging::OtlpTarget>) -> Self {
+        let registry = prometheus::Registry::new();
+        let mut builder = SdkMeterProvider::builder().with_resource(resource());
+        match opentelemetry_prometheus::exporter().with_registry(registry.clone()).build() {
+            Ok(reader) => builder = builder.with_reader(reader),
+            Err(e) => tracing::error!(error = %e, "Prometheus exporter unavailable"),
+        }
+        if let Some(exporter) = otlp.map(OtlpTarget::metric_exporter) {
+            match exporter {
+                Ok(exporter) => {
+                    let reader = PeriodicReader::builder(exporter).with_interval(Duration::from_secs(10)).build();
+                    builder = builder.with_reader(reader);
+                }
+                Err(e) => tracing::error!(error = %e, "OTLP metric export disabled"),
+            }
+        }
+        let provider = builder.build();
+        let meter = provider.meter("tickets");
+        Self {
+            outcomes: meter
+                .u64_counter("tickets.write.outcomes")
+                .with_description("Write attempts by door, action and outcome (created, replayed, conflict, invalid, in_progress, error)")
+                .build(),
+            latency: meter
+                .f64_histogram("tickets.write.duration")
+                .with_unit("s")
+                .with_description("Time to answer a write attempt, by door and outcome")
+                .with_boundaries(vec![0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0])
+                .build(),
+            contract_failures: meter
+                .u64_counter("tickets.contract.failures")
+                .with_description("Calls that broke the contract, by door, action and kind (idempotency_key_reused next to idempotency_key_missing, idempotency_key_malformed, validation_failed)")
+                .build(),
+            tool_calls: meter
+                .u64_counter("tickets.mcp.tool.calls")
+                .with_description("MCP tool calls by tool, contract hash (of the tool's wording) and outcome")
+                .build(),
+            provider,
+            registry,
+            stats: TenantStats::default(),
+        }
+    }
+
+    /// Every metric in the Prometheus text format.
+    pub fn prometheus_text(&self) -> String {
+        let mut out = Vec::new();
+        if let Err(e) = TextEncoder::new().encode(&self.registry.gather(), &mut out) {
+            tracing::error!(error = %e, "cannot encode metrics");
+        }
+        String::from_utf8(out).unwrap_or_default()
+    }
+
+    /// Per-tenant counts behind `/v1/stats`.
+    pub fn stats(&self) -> &TenantStats {
+        &self.stats
+    }
+
+    /// Counts one MCP tool call, labelled with its contract hash.
+    pub fn tool_call(&self, tool: &str, contract: &str, outcome: &str) {
+        self.tool_calls.add(
+            1,
+            &[
+                KeyValue::new("tool", tool.to_owned()),
+                KeyValue::new("contract", contract.to_owned()),
+                KeyValue::new("outcome", outcome.to_owned()),
+            ],
+        );
+    }
+
+    /// Flushes pending exports and stops the readers.
+    pub fn shutdown(&self) {
+        let _ = self.provider.shutdown();
+    }
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}

@@ -1,0 +1,80 @@
+//! Per-tenant outcome counts and retry rates, for `GET /v1/stats`.
+//!
+//! Counted in this process since it started: with several instances, each
+//! answers for itself (sum them, or query `/metrics` across instances).
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use kitchen::TenantId;
+use serde::Serialize;
+
+use crate::Door;
+
+/// Outcome counts of one tenant on one door and action.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct DoorStats {
+    /// `rest` or `mcp`.
+    pub door: &'static str,
+    /// The action, e.g. `create_ticket`.
+    pub action: &'static str,
+    /// New effects.
+    pub created: u64,
+    /// Retries answered with the original.
+    pub replayed: u64,
+    /// Keys reused for another request.
+    pub conflict: u64,
+    /// Refused input.
+    pub invalid: u64,
+    /// Told to retry later.
+    pub in_progress: u64,
+    /// Infrastructure failures.
+    pub error: u64,
+    /// replayed / (created + replayed): the share of successful answers
+    /// that were retries. `null` before any.
+    pub retry_rate: Option<f64>,
+}
+
+/// Counts per (tenant, door, action). Cheap to clone (shared).
+#[derive(Debug, Clone, Default)]
+pub struct TenantStats {
+    counts: Arc<Mutex<BTreeMap<(TenantId, Door, &'static str), DoorStats>>>,
+}
+
+impl TenantStats {
+    pub(crate) fn count(&self, tenant: TenantId, door: Door, action: &'static str, outcome: &str) {
+        // A short critical section per answer: no await, no I/O inside.
+        let Ok(mut counts) = self.counts.lock() else {
+            return;
+        };
+        let s = counts.entry((tenant, door, action)).or_insert_with(|| DoorStats {
+            door: door.as_str(),
+            action,
+            ..DoorStats::default()
+        });
+        match outcome {
+            "created" => s.created += 1,
+            "replayed" => s.replayed += 1,
+            "conflict" => s.conflict += 1,
+            "invalid" => s.invalid += 1,
+            "in_progress" => s.in_progress += 1,
+            _ => s.error += 1,
+        }
+        let answered = s.created + s.replayed;
+        s.retry_rate = (answered > 0).then(|| s.replayed as f64 / answered as f64);
+    }
+
+    /// The tenant's counts, one entry per door and action it used.
+    pub fn of(&self, tenant: TenantId) -> Vec<DoorStats> {
+        self.counts
+            .lock()
+            .map(|counts| {
+                counts
+                    .iter()
+                    .filter(|((t, _, _), _)| *t == tenant)
+                    .map(|(_, s)| s.clone())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}

@@ -24,10 +24,10 @@
 use std::sync::Arc;
 
 use kitchen::{Kitchen, Tenant};
-use telemetry::Metrics;
 use rmcp::ServiceExt;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use telemetry::Metrics;
 
 mod args;
 pub mod contract;
@@ -75,7 +75,13 @@ pub fn http_service(
         .with_allowed_origins(config.allowed_origins.clone());
     StreamableHttpService::new(
         // Runs per request: a clone of a pool handle and a small router.
-        move || Ok(TicketTools::new(kitchen.clone(), TenantSource::Http, metrics.clone())),
+        move || {
+            Ok(TicketTools::new(
+                kitchen.clone(),
+                TenantSource::Http,
+                metrics.clone(),
+            ))
+        },
         Arc::new(NeverSessionManager::default()),
         transport,
     )
@@ -83,7 +89,11 @@ pub fn http_service(
 
 /// Serves the tools over stdin/stdout for `tenant` until the client closes
 /// the stream. Logs must go to stderr: stdout carries the protocol.
-pub async fn serve_stdio(kitchen: Kitchen, tenant: Tenant, metrics: Metrics) -> std::io::Result<()> {
+pub async fn serve_stdio(
+    kitchen: Kitchen,
+    tenant: Tenant,
+    metrics: Metrics,
+) -> std::io::Result<()> {
     serve_stream(kitchen, tenant, metrics, rmcp::transport::stdio()).await
 }
 

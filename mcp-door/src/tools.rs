@@ -75,6 +75,12 @@ impl TicketTools {
             .clone()
     }
 
+    /// Every tool definition as `tools/list` shows it, contract hashes
+    /// included.
+    pub fn definitions() -> Vec<rmcp::model::Tool> {
+        Self::router_with_contract_hashes().list_all()
+    }
+
     /// The contract hash `tool` publishes.
     fn contract(&self, tool: &str) -> String {
         self.tool_router
@@ -89,7 +95,11 @@ impl TicketTools {
 
     /// Counts a read tool's call (`ok`, `tool_error` or `error`) with its
     /// contract hash, and passes the result on.
-    fn counted(&self, tool: &str, result: Result<CallToolResult, McpError>) -> Result<CallToolResult, McpError> {
+    fn counted(
+        &self,
+        tool: &str,
+        result: Result<CallToolResult, McpError>,
+    ) -> Result<CallToolResult, McpError> {
         let outcome = match &result {
             Ok(r) if r.is_error == Some(true) => "tool_error",
             Ok(_) => "ok",
@@ -128,7 +138,10 @@ impl TicketTools {
             &ctx.id.to_string(),
             Some(&contract),
         );
-        let answer = self.place(&tenant, args, &attempt).instrument(attempt.span().clone()).await;
+        let answer = self
+            .place(&tenant, args, &attempt)
+            .instrument(attempt.span().clone())
+            .await;
         let (outcome, failure) = match &answer {
             Ok((_, outcome, failure)) => (*outcome, *failure),
             Err(_) => ("error", None),
@@ -219,8 +232,9 @@ impl TicketTools {
                     valid: false,
                     preview: None,
                     errors: violations.into_iter().map(FieldError::from).collect(),
-                    next_step: "Correct the arguments listed in errors, then preview or create again."
-                        .into(),
+                    next_step:
+                        "Correct the arguments listed in errors, then preview or create again."
+                            .into(),
                 },
             };
             Ok(structured(&result))
@@ -337,20 +351,37 @@ type Answered = (CallToolResult, &'static str, Option<&'static str>);
 
 impl TicketTools {
     /// The create itself.
-    async fn place(&self, tenant: &Tenant, args: CreateTicketArgs, attempt: &Attempt) -> Result<Answered, McpError> {
+    async fn place(
+        &self,
+        tenant: &Tenant,
+        args: CreateTicketArgs,
+        attempt: &Attempt,
+    ) -> Result<Answered, McpError> {
         let raw_key = args.operation_id.clone();
         let key = match parse_key(args.operation_id) {
             Ok(key) => key,
             Err(violation) => {
-                let kind = if raw_key.is_none() { "idempotency_key_missing" } else { "idempotency_key_malformed" };
-                return Ok((invalid_create(raw_key, vec![violation]), "invalid", Some(kind)));
+                let kind = if raw_key.is_none() {
+                    "idempotency_key_missing"
+                } else {
+                    "idempotency_key_malformed"
+                };
+                return Ok((
+                    invalid_create(raw_key, vec![violation]),
+                    "invalid",
+                    Some(kind),
+                ));
             }
         };
         attempt.record_key(key.as_str());
         let draft = match args.ticket.into_draft() {
             Ok(draft) => draft,
             Err(violations) => {
-                return Ok((invalid_create(raw_key, violations), "invalid", Some("validation_failed")));
+                return Ok((
+                    invalid_create(raw_key, violations),
+                    "invalid",
+                    Some("validation_failed"),
+                ));
             }
         };
         let outcome = self

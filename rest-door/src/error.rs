@@ -87,7 +87,9 @@ impl RestError {
             | Self::UnsupportedMediaType
             | Self::PayloadTooLarge => ("invalid", Some("validation_failed")),
             Self::MissingCredentials | Self::InvalidToken => ("invalid", Some("unauthenticated")),
-            Self::NotFound(_) | Self::OperationNotFound | Self::NotReady | Self::Internal(_) => ("error", None),
+            Self::NotFound(_) | Self::OperationNotFound | Self::NotReady | Self::Internal(_) => {
+                ("error", None)
+            }
         }
     }
 

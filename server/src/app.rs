@@ -98,7 +98,11 @@ pub struct Application {
 impl Application {
     /// Binds `settings.listen` and builds the router over `kitchen`,
     /// measuring into `metrics`.
-    pub async fn build(kitchen: Kitchen, metrics: Metrics, settings: &ServeSettings) -> std::io::Result<Self> {
+    pub async fn build(
+        kitchen: Kitchen,
+        metrics: Metrics,
+        settings: &ServeSettings,
+    ) -> std::io::Result<Self> {
         let listener = TcpListener::bind(settings.listen).await?;
         Ok(Self {
             listener,

@@ -154,7 +154,9 @@ pub fn main() -> anyhow::Result<()> {
 /// Runs the command; `otlp` is where metrics go besides `/metrics`.
 pub async fn run(cli: Cli, otlp: Option<OtlpTarget>) -> anyhow::Result<()> {
     match cli.command {
-        Command::Serve(args) => serve(&cli.database_url, args, Metrics::with_otlp(otlp.as_ref())).await,
+        Command::Serve(args) => {
+            serve(&cli.database_url, args, Metrics::with_otlp(otlp.as_ref())).await
+        }
         Command::McpStdio(args) => {
             let kitchen = connect(&cli.database_url, KitchenConfig::default()).await?;
             let Some(tenant) = kitchen.authenticate(&args.token).await? else {
@@ -163,7 +165,8 @@ pub async fn run(cli: Cli, otlp: Option<OtlpTarget>) -> anyhow::Result<()> {
                 );
             };
             tracing::info!(tenant = %tenant.name, "serving MCP over stdio");
-            mcp_door::serve_stdio(kitchen.clone(), tenant, Metrics::with_otlp(otlp.as_ref())).await?;
+            mcp_door::serve_stdio(kitchen.clone(), tenant, Metrics::with_otlp(otlp.as_ref()))
+                .await?;
             kitchen.close().await;
             Ok(())
         }

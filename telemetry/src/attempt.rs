@@ -100,8 +100,10 @@ impl Attempt {
     pub fn finish(self, outcome: &'static str, contract_failure: Option<&'static str>) {
         let elapsed = self.started.elapsed();
         self.span.record("outcome", outcome);
-        self.span.record("latency_ms", elapsed.as_secs_f64() * 1000.0);
-        self.span.in_scope(|| tracing::info!(outcome, "write attempt answered"));
+        self.span
+            .record("latency_ms", elapsed.as_secs_f64() * 1000.0);
+        self.span
+            .in_scope(|| tracing::info!(outcome, "write attempt answered"));
         let door = self.door.as_str();
         let m = &self.metrics;
         m.outcomes.add(
@@ -114,7 +116,10 @@ impl Attempt {
         );
         m.latency.record(
             elapsed.as_secs_f64(),
-            &[KeyValue::new("door", door), KeyValue::new("outcome", outcome)],
+            &[
+                KeyValue::new("door", door),
+                KeyValue::new("outcome", outcome),
+            ],
         );
         if let Some(kind) = contract_failure {
             m.contract_failures.add(

@@ -34,13 +34,19 @@ impl OtlpTarget {
     /// From the standard variables: `OTEL_EXPORTER_OTLP_ENDPOINT` (unset:
     /// no export) and `OTEL_EXPORTER_OTLP_PROTOCOL`.
     pub fn from_env() -> Option<Self> {
-        let endpoint = std::env::var("OTEL_EXPORTER_OTLP_ENDPOINT").ok().filter(|e| !e.is_empty())?;
+        let endpoint = std::env::var("OTEL_EXPORTER_OTLP_ENDPOINT")
+            .ok()
+            .filter(|e| !e.is_empty())?;
         let json = std::env::var("OTEL_EXPORTER_OTLP_PROTOCOL").is_ok_and(|p| p == "http/json");
         Some(Self { endpoint, json })
     }
 
     fn protocol(&self) -> Protocol {
-        if self.json { Protocol::HttpJson } else { Protocol::HttpBinary }
+        if self.json {
+            Protocol::HttpJson
+        } else {
+            Protocol::HttpBinary
+        }
     }
 
     /// The URL of one signal: `{endpoint}/v1/{signal}`.
@@ -48,7 +54,9 @@ impl OtlpTarget {
         format!("{}/v1/{signal}", self.endpoint.trim_end_matches('/'))
     }
 
-    pub(crate) fn span_exporter(&self) -> Result<opentelemetry_otlp::SpanExporter, opentelemetry_otlp::ExporterBuildError> {
+    pub(crate) fn span_exporter(
+        &self,
+    ) -> Result<opentelemetry_otlp::SpanExporter, opentelemetry_otlp::ExporterBuildError> {
         opentelemetry_otlp::SpanExporter::builder()
             .with_http()
             .with_protocol(self.protocol())
@@ -56,7 +64,9 @@ impl OtlpTarget {
             .build()
     }
 
-    pub(crate) fn metric_exporter(&self) -> Result<opentelemetry_otlp::MetricExporter, opentelemetry_otlp::ExporterBuildError> {
+    pub(crate) fn metric_exporter(
+        &self,
+    ) -> Result<opentelemetry_otlp::MetricExporter, opentelemetry_otlp::ExporterBuildError> {
         opentelemetry_otlp::MetricExporter::builder()
             .with_http()
             .with_protocol(self.protocol())
@@ -69,9 +79,16 @@ impl OtlpTarget {
 #[derive(Debug, Default)]
 pub struct OtlpGuard {
     provider: Option<SdkTracerProvider>,
+    installed: bool,
 }
 
 impl OtlpGuard {
+    /// Whether this call installed the global subscriber (`false` when one
+    /// was already installed in this process: then nothing changed).
+    pub fn installed(&self) -> bool {
+        self.installed
+    }
+
     /// Sends every finished span now.
     pub fn flush(&self) {
         if let Some(provider) = &self.provider {
@@ -93,7 +110,8 @@ impl Drop for OtlpGuard {
 /// per-statement and rmcp's per-request logs).
 pub fn init(format: LogFormat, otlp: Option<&OtlpTarget>) -> OtlpGuard {
     let filter = || {
-        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,rmcp=warn"))
+        EnvFilter::try_from_default_env()
+            .unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,rmcp=warn"))
     };
     let fmt = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
     let fmt = match format {
@@ -116,9 +134,10 @@ pub fn init(format: LogFormat, otlp: Option<&OtlpTarget>) -> OtlpGuard {
             None
         }
     });
-    let _ = tracing_subscriber::registry()
+    guard.installed = tracing_subscriber::registry()
         .with(fmt.with_filter(filter()))
         .with(otel.map(|layer| layer.with_filter(filter())))
-        .try_init();
+        .try_init()
+        .is_ok();
     guard
 }

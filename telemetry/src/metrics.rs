@@ -45,14 +45,19 @@ impl Metrics {
     pub fn with_otlp(otlp: Option<&crate::logging::OtlpTarget>) -> Self {
         let registry = prometheus::Registry::new();
         let mut builder = SdkMeterProvider::builder().with_resource(resource());
-        match opentelemetry_prometheus::exporter().with_registry(registry.clone()).build() {
+        match opentelemetry_prometheus::exporter()
+            .with_registry(registry.clone())
+            .build()
+        {
             Ok(reader) => builder = builder.with_reader(reader),
             Err(e) => tracing::error!(error = %e, "Prometheus exporter unavailable"),
         }
         if let Some(exporter) = otlp.map(OtlpTarget::metric_exporter) {
             match exporter {
                 Ok(exporter) => {
-                    let reader = PeriodicReader::builder(exporter).with_interval(Duration::from_secs(10)).build();
+                    let reader = PeriodicReader::builder(exporter)
+                        .with_interval(Duration::from_secs(10))
+                        .build();
                     builder = builder.with_reader(reader);
                 }
                 Err(e) => tracing::error!(error = %e, "OTLP metric export disabled"),

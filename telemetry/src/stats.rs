@@ -35,10 +35,13 @@ pub struct DoorStats {
     pub retry_rate: Option<f64>,
 }
 
+/// What the counts are kept by: tenant, door, action.
+type Scope = (TenantId, Door, &'static str);
+
 /// Counts per (tenant, door, action). Cheap to clone (shared).
 #[derive(Debug, Clone, Default)]
 pub struct TenantStats {
-    counts: Arc<Mutex<BTreeMap<(TenantId, Door, &'static str), DoorStats>>>,
+    counts: Arc<Mutex<BTreeMap<Scope, DoorStats>>>,
 }
 
 impl TenantStats {
@@ -47,11 +50,13 @@ impl TenantStats {
         let Ok(mut counts) = self.counts.lock() else {
             return;
         };
-        let s = counts.entry((tenant, door, action)).or_insert_with(|| DoorStats {
-            door: door.as_str(),
-            action,
-            ..DoorStats::default()
-        });
+        let s = counts
+            .entry((tenant, door, action))
+            .or_insert_with(|| DoorStats {
+                door: door.as_str(),
+                action,
+                ..DoorStats::default()
+            });
         match outcome {
             "created" => s.created += 1,
             "replayed" => s.replayed += 1,

@@ -19,7 +19,10 @@ use crate::problem::Problem;
     responses((status = 200, description = "Prometheus text exposition format.", body = String, content_type = "text/plain")))]
 pub(crate) async fn metrics(State(metrics): State<Metrics>) -> impl IntoResponse {
     (
-        [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
         metrics.prometheus_text(),
     )
 }
@@ -42,7 +45,10 @@ pub(crate) struct Stats {
         (status = 401, description = "Missing or invalid bearer token.", body = Problem, content_type = "application/problem+json"),
     ),
     security(("bearer" = [])))]
-pub(crate) async fn stats(State(metrics): State<Metrics>, Extension(tenant): Extension<Tenant>) -> axum::Json<Stats> {
+pub(crate) async fn stats(
+    State(metrics): State<Metrics>,
+    Extension(tenant): Extension<Tenant>,
+) -> axum::Json<Stats> {
     axum::Json(Stats {
         scope: "this instance, since it started",
         doors: metrics.stats().of(tenant.id),

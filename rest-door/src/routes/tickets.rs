@@ -7,8 +7,8 @@ use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use kitchen::{
-    Action,
-    Cursor, FieldViolation, Kitchen, Outcome, PageSize, ProjectId, Receipt, Tenant, TicketDraft,
+    Action, Cursor, FieldViolation, Kitchen, Outcome, PageSize, ProjectId, Receipt, Tenant,
+    TicketDraft,
 };
 use serde::{Deserialize, Serialize};
 use telemetry::{Attempt, Door, Metrics};
@@ -68,7 +68,14 @@ pub(crate) async fn create(
         .get("x-request-id")
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default();
-    let attempt = Attempt::start(&metrics, Door::Rest, Action::CreateTicket.as_str(), &tenant, request_id, None);
+    let attempt = Attempt::start(
+        &metrics,
+        Door::Rest,
+        Action::CreateTicket.as_str(),
+        &tenant,
+        request_id,
+        None,
+    );
     let answer = place(&kitchen, &tenant, &headers, body, &attempt)
         .instrument(attempt.span().clone())
         .await;

@@ -11,6 +11,7 @@ mod rest_errors;
 mod rest_instances;
 mod rest_openapi;
 mod rest_reads;
+mod telemetry;
 
 /// A fresh operation key.
 pub fn fresh_key() -> String {

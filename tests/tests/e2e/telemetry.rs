@@ -1,0 +1,324 @@
+//! Telemetry: every counter moves by exactly what a scripted sequence
+//! should move it by, and spans reach an OTLP receiver with the three
+//! identities of an attempt as separate attributes.
+
+use std::sync::{Arc, Mutex};
+
+use axum::routing::post;
+use e2e_tests::TestApp;
+use kitchen::testing::TestDatabase;
+use serde_json::{Value, json};
+
+use crate::mcp_support::{Protocol, call, connect};
+use crate::{DISK_FULL, fresh_key};
+
+/// The value of the sample of `metric` whose labels include all of `labels`.
+fn sample(text: &str, metric: &str, labels: &[(&str, &str)]) -> f64 {
+    text.lines()
+        .filter(|l| l.starts_with(&format!("{metric}{{")))
+        .filter(|l| {
+            labels
+                .iter()
+                .all(|(k, v)| l.contains(&format!("{k}=\"{v}\"")))
+        })
+        .map(|l| {
+            l.rsplit(' ')
+                .next()
+                .and_then(|v| v.parse::<f64>().ok())
+                .unwrap_or(f64::NAN)
+        })
+        .sum()
+}
+
+async fn a_scripted_sequence_moves_each_counter_exactly(db: TestDatabase) {
+    let app = TestApp::spawn(&db).await;
+    let acme = app.tenant("acme").await;
+    // REST: create, replay, conflict, invalid.
+    let key = fresh_key();
+    assert_eq!(
+        app.post_ticket(&acme, Some(&key), DISK_FULL).await.status(),
+        201
+    );
+    assert_eq!(
+        app.post_ticket(&acme, Some(&key), DISK_FULL).await.status(),
+        201
+    );
+    assert_eq!(
+        app.post_ticket(&acme, Some(&key), r#"{"project_id":"ops","title":"other"}"#)
+            .await
+            .status(),
+        422
+    );
+    assert_eq!(
+        app.post_ticket(
+            &acme,
+            Some(&fresh_key()),
+            r#"{"project_id":"Ops!","title":"x"}"#
+        )
+        .await
+        .status(),
+        400
+    );
+    // MCP: the same four.
+    let client = connect(&app, &acme.token, Protocol::Stateless).await;
+    let key = fresh_key();
+    let args = json!({"operation_id": key, "project_id": "ops", "title": "Disk"});
+    for expected in ["created", "replayed"] {
+        let r = call(&client, "create_ticket", args.clone()).await;
+        assert_eq!(r.structured_content.expect("content")["status"], expected);
+    }
+    call(
+        &client,
+        "create_ticket",
+        json!({"operation_id": key, "project_id": "ops", "title": "Other"}),
+    )
+    .await;
+    call(
+        &client,
+        "create_ticket",
+        json!({"operation_id": fresh_key(), "project_id": "Ops!", "title": "x"}),
+    )
+    .await;
+
+    let text = app
+        .client
+        .get(app.url("/metrics"))
+        .send()
+        .await
+        .expect("answer")
+        .text()
+        .await
+        .expect("text");
+    for door in ["rest", "mcp"] {
+        for outcome in ["created", "replayed", "conflict", "invalid"] {
+            let n = sample(
+                &text,
+                "tickets_write_outcomes_total",
+                &[
+                    ("door", door),
+                    ("outcome", outcome),
+                    ("action", "create_ticket"),
+                ],
+            );
+            assert_eq!(n, 1.0, "{door} {outcome}\n{text}");
+        }
+        assert_eq!(
+            sample(
+                &text,
+                "tickets_write_outcomes_total",
+                &[("door", door), ("outcome", "in_progress")]
+            ),
+            0.0
+        );
+        let reused = sample(
+            &text,
+            "tickets_contract_failures_total",
+            &[("door", door), ("kind", "idempotency_key_reused")],
+        );
+        assert_eq!(reused, 1.0, "conflicts are their own sentinel ({door})");
+        let invalid = sample(
+            &text,
+            "tickets_contract_failures_total",
+            &[("door", door), ("kind", "validation_failed")],
+        );
+        assert_eq!(invalid, 1.0);
+        assert_eq!(
+            sample(
+                &text,
+                "tickets_write_duration_seconds_count",
+                &[("door", door)]
+            ),
+            4.0
+        );
+    }
+    // Tool calls carry the contract hash that tools/list publishes.
+    let tools = client.list_all_tools().await.expect("tools/list");
+    let create = tools
+        .iter()
+        .find(|t| t.name == "create_ticket")
+        .expect("listed");
+    let hash = create
+        .meta
+        .as_ref()
+        .and_then(|m| m.get(mcp_door::contract::CONTRACT_HASH_META))
+        .and_then(Value::as_str)
+        .expect("hash");
+    assert_eq!(
+        sample(
+            &text,
+            "tickets_mcp_tool_calls_total",
+            &[("tool", "create_ticket"), ("contract", hash)]
+        ),
+        4.0
+    );
+
+    let stats: Value = app
+        .get(&acme, "/v1/stats")
+        .await
+        .json()
+        .await
+        .expect("json");
+    for entry in stats["doors"].as_array().expect("doors") {
+        assert_eq!(
+            (
+                entry["created"].clone(),
+                entry["replayed"].clone(),
+                entry["conflict"].clone(),
+                entry["invalid"].clone(),
+                entry["in_progress"].clone()
+            ),
+            (json!(1), json!(1), json!(1), json!(1), json!(0)),
+            "{entry}"
+        );
+        assert_eq!(entry["retry_rate"], 0.5);
+    }
+    assert_eq!(
+        stats["doors"].as_array().map(Vec::len),
+        Some(2),
+        "rest and mcp"
+    );
+    let globex = app.tenant("globex").await;
+    let theirs: Value = app
+        .get(&globex, "/v1/stats")
+        .await
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(theirs["doors"], json!([]), "stats are per tenant");
+}
+
+kitchen::on_both_databases!(a_scripted_sequence_moves_each_counter_exactly);
+
+/// Every exported span, as OTLP/JSON resource-span documents.
+type Received = Arc<Mutex<Vec<Value>>>;
+
+/// The attributes of every exported span named `name`.
+fn spans_named(received: &Received, name: &str) -> Vec<std::collections::HashMap<String, String>> {
+    let mut found = Vec::new();
+    for doc in received.lock().expect("lock").iter() {
+        for rs in doc["resourceSpans"].as_array().into_iter().flatten() {
+            for ss in rs["scopeSpans"].as_array().into_iter().flatten() {
+                for span in ss["spans"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter(|s| s["name"] == name)
+                {
+                    let attrs = span["attributes"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .map(|a| {
+                            let v = &a["value"];
+                            let text = v["stringValue"]
+                                .as_str()
+                                .map(str::to_owned)
+                                .unwrap_or_else(|| v.to_string());
+                            (a["key"].as_str().unwrap_or_default().to_owned(), text)
+                        })
+                        .collect();
+                    found.push(attrs);
+                }
+            }
+        }
+    }
+    found
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spans_reach_an_otlp_receiver_with_three_identities() {
+    // A receiver on loopback, speaking OTLP/HTTP with JSON bodies.
+    let received: Received = Arc::default();
+    let sink = received.clone();
+    let receiver = axum::Router::new().route(
+        "/v1/traces",
+        post(move |body: axum::body::Bytes| {
+            let sink = sink.clone();
+            async move {
+                if let Ok(doc) = serde_json::from_slice::<Value>(&body) {
+                    sink.lock().expect("lock").push(doc);
+                }
+                "{}"
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let endpoint = format!("http://{}", listener.local_addr().expect("addr"));
+    tokio::spawn(async move { axum::serve(listener, receiver).await });
+    let target = telemetry::logging::OtlpTarget {
+        endpoint,
+        json: true,
+    };
+    let guard = telemetry::logging::init(telemetry::LogFormat::Human, Some(&target));
+    assert!(
+        guard.installed(),
+        "needs its own process (cargo nextest runs each test in one)"
+    );
+
+    let db = TestDatabase::sqlite();
+    let app = TestApp::spawn(&db).await;
+    let acme = app.tenant("acme").await;
+    let rest_key = fresh_key();
+    let response = app
+        .client
+        .post(app.url("/v1/tickets"))
+        .bearer_auth(&acme.token)
+        .header("idempotency-key", &rest_key)
+        .header("x-request-id", "transport-7")
+        .header("content-type", "application/json")
+        .body(DISK_FULL)
+        .send()
+        .await
+        .expect("answer");
+    assert_eq!(response.status(), 201);
+    let client = connect(&app, &acme.token, Protocol::Legacy).await;
+    let mcp_key = fresh_key();
+    call(
+        &client,
+        "create_ticket",
+        json!({"operation_id": mcp_key, "project_id": "ops", "title": "t"}),
+    )
+    .await;
+
+    let mut attempts = Vec::new();
+    for _ in 0..100 {
+        guard.flush();
+        attempts = spans_named(&received, "write_attempt");
+        if attempts.len() >= 2 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let rest = attempts
+        .iter()
+        .find(|a| a.get("door").map(String::as_str) == Some("rest"))
+        .expect("a REST attempt span");
+    assert_eq!(rest["operation_key"], rest_key, "the effect");
+    assert_eq!(
+        rest["transport_request_id"], "transport-7",
+        "the transport request"
+    );
+    assert_eq!(
+        rest["attempt_id"].len(),
+        36,
+        "the attempt: a server-made UUID"
+    );
+    assert_ne!(rest["attempt_id"], rest_key);
+    assert_eq!(rest["outcome"], "created");
+    assert_eq!(rest["tenant"], "acme");
+
+    let mcp = attempts
+        .iter()
+        .find(|a| a.get("door").map(String::as_str) == Some("mcp"))
+        .expect("an MCP attempt span");
+    assert_eq!(mcp["operation_key"], mcp_key);
+    assert!(!mcp["transport_request_id"].is_empty(), "the JSON-RPC id");
+    assert_ne!(mcp["transport_request_id"], mcp_key);
+    assert_eq!(
+        mcp["contract"].len(),
+        64,
+        "the contract hash of create_ticket"
+    );
+}

@@ -9,7 +9,9 @@
 //!   commit, several instances.
 //! - [`fault_proxy`]: a TCP proxy that forwards a request and cuts the
 //!   client off before any byte of the answer reaches it.
-//! - `bin/double-fire.rs`: the command line.
+//! - [`load`]: the load generator behind the benchmarks.
+//! - `bin/double-fire.rs`, `bin/load.rs`: the command lines.
 
 pub mod double_fire;
 pub mod fault_proxy;
+pub mod load;

@@ -116,6 +116,17 @@ impl Kitchen {
         let in_progress = Outcome::InProgress {
             retry_after: RETRY_AFTER,
         };
+        // Fast path for retries: a committed record is final (the ticket and
+        // its record committed together and never change), so when one is
+        // already there, one indexed read decides replay or conflict without
+        // a write transaction. This is not check-then-insert: when no record
+        // is found, placement is still decided by the claim below, whose
+        // unique key settles any race.
+        if let Some(original) =
+            store::operations::find(&self.db, record.tenant_id, record.action, &record.key).await?
+        {
+            return replay_or_conflict(original, &record);
+        }
         // A claim can only vanish under us if a retention sweep deleted the
         // record between our two statements; then the key is free again and
         // one more try decides it.

@@ -26,9 +26,13 @@
 //!   claims the key through the primary key of `operations`.
 //! - [`config`](KitchenConfig): the wait bound and the retention period.
 //! - [`testing`] (feature `test-support`): fresh databases for tests.
+//! - [`bench`] (feature `bench`): the store's create transaction and replay
+//!   read alone, as ceilings for the benchmarks.
 //! - `faults` (feature `fault-injection`, never in a default build): a crash
 //!   right after a commit, for the double-fire driver.
 
+#[cfg(feature = "bench")]
+pub mod bench;
 mod config;
 mod domain;
 mod error;

@@ -124,6 +124,18 @@ impl TestApp {
             .expect("server answers")
     }
 
+    /// `GET path` without credentials, as JSON.
+    pub async fn public_json(&self, path: &str) -> serde_json::Value {
+        self.client
+            .get(self.url(path))
+            .send()
+            .await
+            .expect("server answers")
+            .json()
+            .await
+            .expect("a JSON body")
+    }
+
     /// How many tickets the tenant has, counted through the list API: the
     /// server's state, not any create's answer.
     pub async fn ticket_count(&self, tenant: &TestTenant) -> usize {

@@ -24,16 +24,19 @@ pub(crate) enum Claim {
     Vanished,
 }
 
-const CLAIM: &str = "INSERT INTO operations (tenant_id, action, operation_key, fingerprint_version, \
+/// Claims (tenant, action, key): the statement that decides placement.
+pub(crate) const CLAIM: &str = "INSERT INTO operations (tenant_id, action, operation_key, fingerprint_version, \
      fingerprint, state, ticket_id, result_snapshot, created_at, retained_until) \
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
      ON CONFLICT (tenant_id, action, operation_key) DO NOTHING";
 
-const INSERT_TICKET: &str = "INSERT INTO tickets \
+/// Inserts the ticket, in the claim's transaction.
+pub(crate) const INSERT_TICKET: &str = "INSERT INTO tickets \
      (id, tenant_id, project_id, title, description, priority, status, created_at) \
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";
 
-const SELECT_OPERATION: &str = concat!(
+/// Reads an operation record by its primary key.
+pub(crate) const SELECT_OPERATION: &str = concat!(
     "SELECT ",
     operation_columns!(),
     " FROM operations WHERE tenant_id = $1 AND action = $2 AND operation_key = $3"

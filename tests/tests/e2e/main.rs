@@ -3,6 +3,7 @@
 
 mod cross_door;
 mod double_fire;
+mod load;
 mod mcp_support;
 mod mcp_tools;
 mod mcp_transport;

@@ -92,3 +92,18 @@ pub async fn create<S: Service<RoleClient>>(
     )
     .await
 }
+
+/// `get_operation_status` for `operation_id`, as structured content.
+pub async fn status<S: Service<RoleClient>>(
+    client: &RunningService<RoleClient, S>,
+    operation_id: &str,
+) -> Value {
+    content(
+        &call(
+            client,
+            "get_operation_status",
+            serde_json::json!({"operation_id": operation_id}),
+        )
+        .await,
+    )
+}

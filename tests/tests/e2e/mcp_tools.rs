@@ -8,7 +8,7 @@ use serde_json::json;
 use tokio::io::AsyncWriteExt;
 
 use crate::fresh_key;
-use crate::mcp_support::{Protocol, call, connect, content, create};
+use crate::mcp_support::{Protocol, call, connect, content, create, status};
 
 async fn retry_with_the_same_operation_id_replays(db: TestDatabase) {
     let app = TestApp::spawn(&db).await;
@@ -53,14 +53,7 @@ async fn reuse_with_changed_arguments_is_a_conflict(db: TestDatabase) {
     );
     assert_eq!(app.ticket_count(&acme).await, 1);
 
-    let status = content(
-        &call(
-            &client,
-            "get_operation_status",
-            json!({"operation_id": key}),
-        )
-        .await,
-    );
+    let status = status(&client, &key).await;
     assert_eq!(status["state"], "succeeded");
     assert_eq!(
         status["ticket"]["title"], "Disk full",
@@ -111,14 +104,7 @@ async fn invalid_arguments_create_nothing_and_keep_the_key(db: TestDatabase) {
     let body = content(&invalid);
     snapshot_settings().bind(|| insta::assert_json_snapshot!("mcp_invalid", body));
 
-    let status = content(
-        &call(
-            &client,
-            "get_operation_status",
-            json!({"operation_id": key}),
-        )
-        .await,
-    );
+    let status = status(&client, &key).await;
     assert_eq!(
         status["state"], "not_found",
         "an invalid call records nothing"
@@ -188,14 +174,7 @@ async fn a_client_that_disconnects_before_the_reply_gets_the_original_on_retry(d
     let client = connect(&app, &acme.token, Protocol::Stateless).await;
     let mut committed = false;
     for _ in 0..250 {
-        let status = content(
-            &call(
-                &client,
-                "get_operation_status",
-                json!({"operation_id": key}),
-            )
-            .await,
-        );
+        let status = status(&client, &key).await;
         if status["state"] == "succeeded" {
             committed = true;
             break;
@@ -221,8 +200,7 @@ async fn the_same_operation_id_under_another_tenant_is_separate(db: TestDatabase
     let key = fresh_key();
     let mine = content(&create(&a, &key, "Acme secret").await);
 
-    let theirs_before =
-        content(&call(&g, "get_operation_status", json!({"operation_id": key})).await);
+    let theirs_before = status(&g, &key).await;
     assert_eq!(
         theirs_before["state"], "not_found",
         "acme's operation is invisible to globex"

@@ -238,15 +238,7 @@ async fn unknown_addresses_and_methods_are_problems(db: TestDatabase) {
         .bind(|| insta::assert_json_snapshot!("problem_method_not_allowed", problem));
 
     // Every problem type URI dereferences to its description.
-    let described: serde_json::Value = app
-        .client
-        .get(app.url("/problems/idempotency-key-reused"))
-        .send()
-        .await
-        .expect("answer")
-        .json()
-        .await
-        .expect("json");
+    let described: serde_json::Value = app.public_json("/problems/idempotency-key-reused").await;
     assert_eq!(described["status"], 422);
 }
 

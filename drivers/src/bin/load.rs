@@ -1,0 +1,273 @@
+//! `load`: the benchmark's load generator and ceilings. See `load --help`
+//! and docs/performance.md.
+
+use std::time::Duration;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use drivers::double_fire::Door;
+use drivers::load::{self, LoadConfig, Workload};
+use kitchen::{Kitchen, KitchenConfig, OperationKey, TenantName};
+
+/// Load and ceilings for the retry-safe ticket service.
+#[derive(Debug, Parser)]
+#[command(name = "load", version)]
+struct Args {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum DoorArg {
+    Rest,
+    Mcp,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum WorkloadArg {
+    Create,
+    Replay,
+    Mixed,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum CeilingKind {
+    /// Claim + ticket insert, committed: the create transaction.
+    Create,
+    /// The operation record by primary key: the replay read.
+    Read,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Fire N concurrent keep-alive clients at a running server, then check
+    /// its state for duplicates and losses. Prints one JSON report on stdout.
+    Run {
+        /// Base URL of the server.
+        #[arg(long)]
+        url: String,
+        /// A bearer token.
+        #[arg(long, env = "LOAD_TOKEN", hide_env_values = true)]
+        token: String,
+        /// Which door.
+        #[arg(long, value_enum, default_value_t = DoorArg::Rest)]
+        door: DoorArg,
+        /// What each request does.
+        #[arg(long, value_enum, default_value_t = WorkloadArg::Create)]
+        workload: WorkloadArg,
+        /// For `mixed`: the share of requests that retry an earlier key.
+        #[arg(long, default_value_t = 0.25)]
+        retry_share: f64,
+        /// Concurrent clients.
+        #[arg(long, default_value_t = 8)]
+        concurrency: usize,
+        /// Seconds to fire.
+        #[arg(long, default_value_t = 5.0)]
+        seconds: f64,
+        /// No progress lines on stderr.
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// The store's own create transaction or replay read in a tight loop,
+    /// with the server's settings and no HTTP: the ceiling the service is
+    /// measured against. Prints transactions per second.
+    Ceiling {
+        /// The database (`sqlite:PATH` or `postgres://…`).
+        #[arg(long, env = "DATABASE_URL")]
+        database_url: String,
+        /// Which path.
+        #[arg(long, value_enum)]
+        kind: CeilingKind,
+        /// Concurrent tasks.
+        #[arg(long, default_value_t = 8)]
+        concurrency: usize,
+        /// Seconds to run.
+        #[arg(long, default_value_t = 5.0)]
+        seconds: f64,
+    },
+    /// Print a pgbench script that runs the store's own statements (the
+    /// create transaction, or the replay read) for a tenant.
+    PgbenchScript {
+        /// Which path.
+        #[arg(long, value_enum)]
+        kind: CeilingKind,
+        /// The tenant's id (a UUID).
+        #[arg(long)]
+        tenant_id: String,
+        /// For `read`: the operation key to read.
+        #[arg(long, default_value = "")]
+        key: String,
+    },
+    /// Add N operation records (and tickets) to a database, for the growth
+    /// case. Prints the tenant id used.
+    Seed {
+        /// The database.
+        #[arg(long, env = "DATABASE_URL")]
+        database_url: String,
+        /// How many.
+        #[arg(long)]
+        operations: u64,
+    },
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    match Args::parse().command {
+        Command::Run {
+            url,
+            token,
+            door,
+            workload,
+            retry_share,
+            concurrency,
+            seconds,
+            quiet,
+        } => {
+            let config = LoadConfig {
+                base_url: url.trim_end_matches('/').to_owned(),
+                token,
+                door: match door {
+                    DoorArg::Rest => Door::Rest,
+                    DoorArg::Mcp => Door::Mcp,
+                },
+                workload: match workload {
+                    WorkloadArg::Create => Workload::Create,
+                    WorkloadArg::Replay => Workload::Replay,
+                    WorkloadArg::Mixed => Workload::Mixed(retry_share.clamp(0.0, 1.0)),
+                },
+                concurrency,
+                duration: Duration::from_secs_f64(seconds),
+                progress: !quiet,
+            };
+            let report = load::run(&config).await?;
+            eprintln!("{}", report.line());
+            println!("{}", serde_json::to_string(&report)?);
+            let v = &report.verification;
+            anyhow::ensure!(
+                v.duplicates == 0 && v.lost == 0,
+                "the server duplicated or lost tickets: {v:?}"
+            );
+        }
+        Command::Ceiling {
+            database_url,
+            kind,
+            concurrency,
+            seconds,
+        } => {
+            let kitchen = Kitchen::connect(
+                &database_url,
+                KitchenConfig {
+                    max_connections: u32::try_from(concurrency).unwrap_or(u32::MAX).max(10),
+                    ..KitchenConfig::default()
+                },
+            )
+            .await?;
+            let tenant = ceiling_tenant(&kitchen).await?;
+            let duration = Duration::from_secs_f64(seconds);
+            let done = match kind {
+                CeilingKind::Create => {
+                    kitchen::bench::create_ceiling(&kitchen, tenant, concurrency, duration).await?
+                }
+                CeilingKind::Read => {
+                    let key = OperationKey::parse(uuid::Uuid::now_v7().to_string())?;
+                    let draft = kitchen::TicketDraft {
+                        project_id: Some("ceiling".into()),
+                        title: Some("Ceiling".into()),
+                        ..Default::default()
+                    };
+                    kitchen.create_ticket(tenant, &key, &draft).await?;
+                    kitchen::bench::read_ceiling(&kitchen, tenant, &key, concurrency, duration)
+                        .await?
+                }
+            };
+            println!("{:.1}", done as f64 / seconds);
+        }
+        Command::PgbenchScript {
+            kind,
+            tenant_id,
+            key,
+        } => print!("{}", pgbench_script(kind, &tenant_id, &key)),
+        Command::Seed {
+            database_url,
+            operations,
+        } => {
+            let kitchen = Kitchen::connect(&database_url, KitchenConfig::default()).await?;
+            let tenant = ceiling_tenant(&kitchen).await?;
+            kitchen::bench::seed(&kitchen, tenant, operations).await?;
+            println!("{tenant}");
+        }
+    }
+    Ok(())
+}
+
+/// A tenant of its own for ceiling and seed runs.
+async fn ceiling_tenant(kitchen: &Kitchen) -> anyhow::Result<kitchen::TenantId> {
+    let name = TenantName::parse(format!(
+        "bench-{}",
+        &uuid::Uuid::now_v7().simple().to_string()[20..]
+    ))
+    .map_err(anyhow::Error::msg)?;
+    let tenant = kitchen
+        .create_tenant(name)
+        .await?
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(tenant.id)
+}
+
+/// The store's statements with pgbench-side values for their parameters.
+fn pgbench_script(kind: CeilingKind, tenant: &str, key: &str) -> String {
+    let quote = |s: &str| format!("'{}'", s.replace('\'', "''"));
+    let bind = |sql: &str, values: &[String]| {
+        // Highest numbers first, so that $10 is not read as $1 followed by 0.
+        let mut sql = sql.to_owned();
+        for (i, value) in values.iter().enumerate().rev() {
+            sql = sql.replace(&format!("${}", i + 1), value);
+        }
+        sql
+    };
+    let tenant = format!("{}::uuid", quote(tenant));
+    match kind {
+        CeilingKind::Create => {
+            let snapshot = quote(
+                r#"{"id":"00000000-0000-0000-0000-000000000000","project_id":"ceiling","title":"Ceiling","description":null,"priority":"normal","status":"open","created_at":"2026-01-01T00:00:00Z"}"#,
+            );
+            let claim = bind(
+                kitchen::bench::CLAIM,
+                &[
+                    tenant.clone(),
+                    "'create_ticket'".into(),
+                    "gen_random_uuid()::text".into(),
+                    "1".into(),
+                    quote("0000000000000000000000000000000000000000000000000000000000000000"),
+                    "'succeeded'".into(),
+                    "gen_random_uuid()".into(),
+                    snapshot,
+                    "now()".into(),
+                    "now() + interval '30 days'".into(),
+                ],
+            );
+            let ticket = bind(
+                kitchen::bench::INSERT_TICKET,
+                &[
+                    "gen_random_uuid()".into(),
+                    tenant,
+                    "'ceiling'".into(),
+                    "'Ceiling'".into(),
+                    "NULL".into(),
+                    "'normal'".into(),
+                    "'open'".into(),
+                    "now()".into(),
+                ],
+            );
+            format!(
+                "BEGIN;\nSELECT set_config('lock_timeout', '5000ms', true);\n{claim};\n{ticket};\nCOMMIT;\n"
+            )
+        }
+        CeilingKind::Read => {
+            let read = bind(
+                kitchen::bench::SELECT_OPERATION,
+                &[tenant, "'create_ticket'".into(), quote(key)],
+            );
+            format!("{read};\n")
+        }
+    }
+}

@@ -2,10 +2,10 @@
 //! transaction and replay read, with nothing around them: no HTTP, no
 //! validation, no serialization. The service is measured against these.
 //!
-//! The SQL is the store's, not a copy: [`CLAIM`], [`INSERT_TICKET`] and
-//! [`SELECT_OPERATION`] are the very statements a create runs, so a
-//! PostgreSQL ceiling script generated from them (for pgbench) measures
-//! the same transaction.
+//! The SQL is the store's, not a copy: [`CREATE_POSTGRES`] (and, on SQLite,
+//! [`CLAIM`] and [`INSERT_TICKET`]) and [`SELECT_OPERATION`] are the very
+//! statements a create and a replay run, so a PostgreSQL ceiling script
+//! generated from them (for pgbench) measures the same transaction.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -20,9 +20,11 @@ use crate::domain::operation::{
 use crate::domain::ticket::{TicketDraft, truncate_to_micros};
 use crate::{Kitchen, KitchenError, TenantId, store};
 
-/// Claims (tenant, action, key): the statement that decides placement.
+/// PostgreSQL's whole create: the claim and the ticket insert, one statement.
+pub const CREATE_POSTGRES: &str = crate::store::operations::CLAIM_AND_INSERT_TICKET_POSTGRES;
+/// SQLite's claim, the first statement of its create transaction.
 pub const CLAIM: &str = crate::store::operations::CLAIM;
-/// Inserts the ticket, in the claim's transaction.
+/// SQLite's ticket insert, in the claim's transaction.
 pub const INSERT_TICKET: &str = crate::store::operations::INSERT_TICKET;
 /// Reads an operation record by its primary key (the replay path).
 pub const SELECT_OPERATION: &str = crate::store::operations::SELECT_OPERATION;
@@ -167,7 +169,10 @@ pub async fn seed(kitchen: &Kitchen, tenant: TenantId, count: u64) -> Result<(),
                     .execute(pool)
                     .await?;
             }
-            sqlx::query("ANALYZE").execute(pool).await?;
+            // Measure the steady state, not the aftermath of a bulk load:
+            // vacuum (visibility map, statistics) and flush it to disk.
+            sqlx::query("VACUUM ANALYZE").execute(pool).await?;
+            sqlx::query("CHECKPOINT").execute(pool).await?;
         }
         store::Db::Sqlite(pool) => {
             for sql in SEED_SQLITE {

@@ -8,6 +8,9 @@ pub const DEFAULT_RETENTION: time::Duration = time::Duration::days(30);
 /// How long a create waits for a concurrent attempt by default: 5 seconds.
 pub const DEFAULT_WAIT_BOUND: Duration = Duration::from_secs(5);
 
+/// How long a token lookup is reused by default: 2 seconds.
+pub const DEFAULT_AUTH_CACHE_TTL: Duration = Duration::from_secs(2);
+
 /// Settings of a [`Kitchen`](crate::Kitchen).
 #[derive(Debug, Clone)]
 pub struct KitchenConfig {
@@ -20,6 +23,9 @@ pub struct KitchenConfig {
     pub retention: time::Duration,
     /// Most database connections the pool opens.
     pub max_connections: u32,
+    /// How long a successful token lookup is reused. A token revoked on
+    /// another instance keeps working there this long; zero disables.
+    pub auth_cache_ttl: Duration,
 }
 
 impl Default for KitchenConfig {
@@ -28,6 +34,7 @@ impl Default for KitchenConfig {
             wait_bound: DEFAULT_WAIT_BOUND,
             retention: DEFAULT_RETENTION,
             max_connections: 10,
+            auth_cache_ttl: DEFAULT_AUTH_CACHE_TTL,
         }
     }
 }

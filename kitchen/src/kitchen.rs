@@ -1,6 +1,11 @@
 //! [`Kitchen`]: the one entry point the doors call.
 
+use std::sync::Arc;
+
 use time::OffsetDateTime;
+
+use crate::auth_cache::AuthCache;
+use crate::domain::tenant::token_hash;
 
 use crate::domain::fingerprint::Fingerprint;
 use crate::domain::operation::{
@@ -21,6 +26,7 @@ pub const RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
 pub struct Kitchen {
     pub(crate) db: Db,
     config: KitchenConfig,
+    auth_cache: Arc<AuthCache>,
 }
 
 /// A tenant name that is already taken.
@@ -35,7 +41,12 @@ impl Kitchen {
     pub async fn connect(database_url: &str, config: KitchenConfig) -> Result<Self, KitchenError> {
         let db = Db::connect(database_url, &config).await?;
         tracing::debug!(database = db.kind(), "kitchen connected");
-        Ok(Self { db, config })
+        let auth_cache = Arc::new(AuthCache::new(config.auth_cache_ttl));
+        Ok(Self {
+            db,
+            config,
+            auth_cache,
+        })
     }
 
     /// Which database the kitchen runs on: `sqlite` or `postgres`.
@@ -230,13 +241,23 @@ impl Kitchen {
 
     /// Revokes a token; `false` when no live token has that id.
     pub async fn revoke_token(&self, id: TokenId) -> Result<bool, KitchenError> {
-        store::tenants::revoke_token(&self.db, id, OffsetDateTime::now_utc()).await
+        let revoked = store::tenants::revoke_token(&self.db, id, OffsetDateTime::now_utc()).await?;
+        self.auth_cache.clear();
+        Ok(revoked)
     }
 
     /// The tenant a bearer token acts for, or `None` for an unknown or
-    /// revoked token.
+    /// revoked token. Lookups are cached for [`KitchenConfig::auth_cache_ttl`].
     pub async fn authenticate(&self, token: &str) -> Result<Option<Tenant>, KitchenError> {
-        store::tenants::find_by_token(&self.db, token).await
+        let hash = token_hash(token);
+        if let Some(tenant) = self.auth_cache.get(&hash) {
+            return Ok(Some(tenant));
+        }
+        let tenant = store::tenants::find_by_token(&self.db, &hash).await?;
+        if let Some(tenant) = &tenant {
+            self.auth_cache.put(hash, tenant.clone());
+        }
+        Ok(tenant)
     }
 }
 

@@ -31,6 +31,7 @@
 //! - `faults` (feature `fault-injection`, never in a default build): a crash
 //!   right after a commit, for the double-fire driver.
 
+mod auth_cache;
 #[cfg(feature = "bench")]
 pub mod bench;
 mod config;
@@ -44,7 +45,7 @@ mod store;
 #[cfg(feature = "test-support")]
 pub mod testing;
 
-pub use config::{DEFAULT_RETENTION, DEFAULT_WAIT_BOUND, KitchenConfig};
+pub use config::{DEFAULT_AUTH_CACHE_TTL, DEFAULT_RETENTION, DEFAULT_WAIT_BOUND, KitchenConfig};
 pub use domain::fingerprint::{FINGERPRINT_VERSION, Fingerprint};
 pub use domain::operation::{
     Action, KeyError, MAX_KEY_LEN, MIN_KEY_LEN, OperationKey, OperationRecord, OperationRef,

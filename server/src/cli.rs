@@ -87,6 +87,10 @@ pub struct ServeArgs {
     /// Most database connections.
     #[arg(long, env = "DATABASE_MAX_CONNECTIONS", default_value_t = 10)]
     pub max_connections: u32,
+    /// Milliseconds a token lookup is reused. A token revoked through
+    /// another instance keeps working here this long; 0 disables the cache.
+    #[arg(long, env = "AUTH_CACHE_MS", default_value_t = 2000)]
+    pub auth_cache_ms: u64,
     /// Host names the MCP endpoint accepts (DNS-rebinding protection);
     /// comma-separated. Add your public host name when not on loopback.
     #[arg(
@@ -196,6 +200,7 @@ async fn serve(database_url: &str, args: ServeArgs, metrics: Metrics) -> anyhow:
         wait_bound: Duration::from_millis(args.wait_bound_ms),
         retention: time_days(args.retention_days),
         max_connections: args.max_connections,
+        auth_cache_ttl: Duration::from_millis(args.auth_cache_ms),
     };
     let kitchen = connect(database_url, config).await?;
     let settings = ServeSettings {

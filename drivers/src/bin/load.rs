@@ -230,26 +230,19 @@ fn pgbench_script(kind: CeilingKind, tenant: &str, key: &str) -> String {
             let snapshot = quote(
                 r#"{"id":"00000000-0000-0000-0000-000000000000","project_id":"ceiling","title":"Ceiling","description":null,"priority":"normal","status":"open","created_at":"2026-01-01T00:00:00Z"}"#,
             );
-            let claim = bind(
-                kitchen::bench::CLAIM,
+            let create = bind(
+                kitchen::bench::CREATE_POSTGRES,
                 &[
-                    tenant.clone(),
+                    tenant,
                     "'create_ticket'".into(),
                     "gen_random_uuid()::text".into(),
-                    "1".into(),
+                    "1::smallint".into(),
                     quote("0000000000000000000000000000000000000000000000000000000000000000"),
                     "'succeeded'".into(),
                     "gen_random_uuid()".into(),
                     snapshot,
                     "now()".into(),
                     "now() + interval '30 days'".into(),
-                ],
-            );
-            let ticket = bind(
-                kitchen::bench::INSERT_TICKET,
-                &[
-                    "gen_random_uuid()".into(),
-                    tenant,
                     "'ceiling'".into(),
                     "'Ceiling'".into(),
                     "NULL".into(),
@@ -258,9 +251,8 @@ fn pgbench_script(kind: CeilingKind, tenant: &str, key: &str) -> String {
                     "now()".into(),
                 ],
             );
-            format!(
-                "BEGIN;\nSELECT set_config('lock_timeout', '5000ms', true);\n{claim};\n{ticket};\nCOMMIT;\n"
-            )
+            // One statement is one transaction (autocommit), as in the store.
+            format!("{create};\n")
         }
         CeilingKind::Read => {
             let read = bind(

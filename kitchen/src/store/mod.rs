@@ -73,13 +73,38 @@ impl Db {
             }
             "postgres" | "postgresql" => {
                 let options = PgConnectOptions::from_str(url)?;
+                // Migrate on a connection of its own. sqlx holds a PostgreSQL
+                // advisory lock while migrating, so instances that start at
+                // once apply each migration once; the pool's connections
+                // below carry the wait bound as lock_timeout, which must not
+                // cut short the wait for that lock.
+                let migrating = PgPoolOptions::new()
+                    .max_connections(1)
+                    .connect_with(options.clone())
+                    .await?;
+                sqlx::migrate!("../migrations/postgres")
+                    .run(&migrating)
+                    .await?;
+                migrating.close().await;
+                // The wait bound, for every statement of every connection: a
+                // create is one statement, and a lock wait past the bound is
+                // an InProgress answer. Reads take no row locks, so it never
+                // cuts them short.
+                let lock_timeout = format!("{}ms", config.wait_bound.as_millis().max(1));
                 let pool = PgPoolOptions::new()
                     .max_connections(config.max_connections)
+                    .after_connect(move |conn, _| {
+                        let lock_timeout = lock_timeout.clone();
+                        Box::pin(async move {
+                            sqlx::query("SELECT set_config('lock_timeout', $1, false)")
+                                .bind(lock_timeout)
+                                .execute(conn)
+                                .await
+                                .map(drop)
+                        })
+                    })
                     .connect_with(options)
                     .await?;
-                // sqlx holds a PostgreSQL advisory lock while migrating, so
-                // instances that start at once apply each migration once.
-                sqlx::migrate!("../migrations/postgres").run(&pool).await?;
                 Db::Postgres(pool)
             }
             _ => {
@@ -138,10 +163,10 @@ impl WriteTransaction for Postgres {
         pool: &Pool<Self>,
         wait: Duration,
     ) -> sqlx::Result<Transaction<'static, Self>> {
-        // READ COMMITTED (the default): the claim INSERT waits on the unique
-        // index for a concurrent holder of the same key, and the statement
-        // after it sees the holder's committed row. lock_timeout bounds that
-        // wait; SET LOCAL (is_local = true) scopes it to this transaction.
+        // Creates on PostgreSQL need no explicit transaction (they are one
+        // statement); this serves holders of a key in tests. READ COMMITTED
+        // (the default); SET LOCAL (is_local = true) scopes the bound to this
+        // transaction.
         let mut tx = pool.begin().await?;
         sqlx::query("SELECT set_config('lock_timeout', $1, true)")
             .bind(format!("{}ms", wait.as_millis().max(1)))

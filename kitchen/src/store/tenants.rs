@@ -68,15 +68,15 @@ pub(crate) async fn insert_token(
     Ok(())
 }
 
-/// The tenant a live (unrevoked) token acts for.
-pub(crate) async fn find_by_token(db: &Db, secret: &str) -> Result<Option<Tenant>, KitchenError> {
+/// The tenant a live (unrevoked) token acts for, by the token's hash.
+pub(crate) async fn find_by_token(db: &Db, hash: &[u8]) -> Result<Option<Tenant>, KitchenError> {
     let row = on_db!(db, pool => {
         sqlx::query_as::<_, TenantRow>(
             "SELECT t.id, t.name, t.created_at FROM api_tokens k \
              JOIN tenants t ON t.id = k.tenant_id \
              WHERE k.token_sha256 = $1 AND k.revoked_at IS NULL",
         )
-        .bind(token_hash(secret))
+        .bind(hash)
         .fetch_optional(pool)
         .await?
     });

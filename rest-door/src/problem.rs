@@ -118,6 +118,7 @@ pub struct FieldError {
 pub struct Problem {
     /// Stable URI of the kind of problem; `GET` it for its description.
     #[serde(rename = "type")]
+    #[schema(schema_with = problem_types)]
     pub type_uri: String,
     /// Short summary of the kind.
     pub title: String,
@@ -132,6 +133,22 @@ pub struct Problem {
     /// resource (never its payload).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub original_operation: Option<String>,
+}
+
+/// The `type` member's schema: one of the documented problem types.
+fn problem_types() -> impl Into<utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>> {
+    use utoipa::openapi::schema::{ObjectBuilder, SchemaType, Type};
+    let described = ProblemKind::ALL
+        .iter()
+        .map(|k| format!("`{}` ({}): {}", k.type_uri(), k.status.as_u16(), k.title))
+        .collect::<Vec<_>>()
+        .join("; ");
+    ObjectBuilder::new()
+        .schema_type(SchemaType::Type(Type::String))
+        .enum_values(Some(ProblemKind::ALL.iter().map(ProblemKind::type_uri)))
+        .description(Some(format!(
+            "Stable URI of the kind of problem; GET it for its description. {described}."
+        )))
 }
 
 impl Problem {

@@ -182,8 +182,43 @@ async fn the_same_key_under_another_tenant_is_another_ticket(db: TestDatabase) {
     assert_eq!(app.ticket_count(&globex).await, 1);
 }
 
+/// A create the server stops waiting for (its request timeout) is not
+/// abandoned: it runs to its end on its own, and the caller's retry with the
+/// same key replays it.
+async fn a_timed_out_create_still_commits_once(db: TestDatabase) {
+    let app = TestApp::spawn_with(&db, KitchenConfig::default(), Duration::from_millis(300)).await;
+    let acme = app.tenant("acme").await;
+    let key = fresh_key();
+    let holder = app
+        .kitchen
+        .hold_key_for_test(acme.id, &OperationKey::parse(key.clone()).expect("key"))
+        .await;
+    let timed_out = app.post_ticket(&acme, Some(&key), DISK_FULL).await;
+    assert_eq!(timed_out.status(), 503);
+    let problem: serde_json::Value = timed_out.json().await.expect("problem JSON");
+    assert_eq!(problem["type"], "/problems/timeout");
+    snapshot_settings().bind(|| insta::assert_json_snapshot!("problem_timeout", problem));
+    holder.roll_back().await;
+
+    // The abandoned create now gets the key and commits on its own.
+    let path = format!("/v1/operations/create_ticket/{key}");
+    let mut committed = false;
+    for _ in 0..250 {
+        if app.get(&acme, &path).await.status() == 200 {
+            committed = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(committed, "the timed-out create committed by itself");
+    let retry = app.post_ticket(&acme, Some(&key), DISK_FULL).await;
+    assert_eq!(retry.headers()["idempotent-replayed"], "true");
+    assert_eq!(app.ticket_count(&acme).await, 1);
+}
+
 kitchen::on_both_databases!(
     create_then_retry_replays_byte_identical,
+    a_timed_out_create_still_commits_once,
     a_quoted_key_is_the_same_key,
     same_key_other_body_is_a_conflict_that_links_the_original,
     a_key_held_past_the_wait_bound_answers_409_with_retry_after,

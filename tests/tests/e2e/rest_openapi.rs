@@ -80,6 +80,17 @@ async fn the_document_matches_the_router() {
     ] {
         assert!(text.contains(needle), "the document mentions {needle}");
     }
+    let types = doc["components"]["schemas"]["Problem"]["properties"]["type"]["enum"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    for kind in rest_door::ProblemKind::ALL {
+        assert!(
+            types.contains(&kind.type_uri().into()),
+            "{} is documented",
+            kind.slug
+        );
+    }
     for status in ["201", "400", "401", "409", "413", "415", "422"] {
         assert!(
             doc["paths"]["/v1/tickets"]["post"]["responses"][status].is_object(),

@@ -123,6 +123,10 @@ async fn health_readiness_and_request_ids(db: TestDatabase) {
         .expect("ascii")
         .to_owned();
     assert_eq!(generated.len(), 36, "a UUID is generated when none is sent");
+    let health: serde_json::Value = health.json().await.expect("json");
+    snapshot_settings().bind(|| insta::assert_json_snapshot!("healthz", health));
+    let described = app.public_json("/problems/operation-not-found").await;
+    snapshot_settings().bind(|| insta::assert_json_snapshot!("problem_type", described));
 
     let ready = app
         .client

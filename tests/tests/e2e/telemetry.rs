@@ -177,6 +177,7 @@ async fn a_scripted_sequence_moves_each_counter_exactly(db: TestDatabase) {
         Some(2),
         "rest and mcp"
     );
+    e2e_tests::snapshot_settings().bind(|| insta::assert_json_snapshot!("stats", stats));
     let globex = app.tenant("globex").await;
     let theirs: Value = app
         .get(&globex, "/v1/stats")

@@ -95,6 +95,13 @@ impl TestApp {
         }
     }
 
+    /// Holds `key` for `tenant` the way a slow concurrent attempt would (an
+    /// open transaction that claimed it), until rolled back.
+    pub async fn hold_key(&self, tenant: &TestTenant, key: &str) -> kitchen::testing::KeyHolder {
+        let key = kitchen::OperationKey::parse(key).expect("a valid key");
+        self.kitchen.hold_key_for_test(tenant.id, &key).await
+    }
+
     /// `POST /v1/tickets` with `body` as JSON and, if given, the key.
     pub async fn post_ticket(
         &self,

@@ -55,6 +55,38 @@ pub(crate) const SELECT_OPERATION: &str = concat!(
     " FROM operations WHERE tenant_id = $1 AND action = $2 AND operation_key = $3"
 );
 
+/// Binds a record's claim parameters, `$1` to `$10` of [`CLAIM`] and of
+/// [`CLAIM_AND_INSERT_TICKET_POSTGRES`], on either driver.
+macro_rules! bind_claim {
+    ($query:expr, $record:expr) => {
+        $query
+            .bind($record.tenant_id.as_uuid())
+            .bind($record.action.as_str())
+            .bind($record.key.as_str())
+            .bind($record.fingerprint.version())
+            .bind($record.fingerprint.hex())
+            .bind($record.state.as_str())
+            .bind($record.ticket_id.map(|id| id.as_uuid()))
+            .bind($record.result.as_ref().map(|r| r.as_str()))
+            .bind($record.created_at)
+            .bind($record.retained_until)
+    };
+}
+
+/// Binds a ticket's own fields (project, title, description, priority,
+/// status, created_at) as the next six parameters.
+macro_rules! bind_ticket_fields {
+    ($query:expr, $ticket:expr) => {
+        $query
+            .bind($ticket.project_id.as_str())
+            .bind($ticket.title.as_str())
+            .bind($ticket.description.as_ref().map(|d| d.as_str()))
+            .bind($ticket.priority.as_str())
+            .bind($ticket.status.as_str())
+            .bind($ticket.created_at)
+    };
+}
+
 /// Claims `record`'s (tenant, action, key) and inserts `ticket`, in one
 /// transaction.
 ///
@@ -98,32 +130,17 @@ async fn claim_in_transaction(
     ticket: &Ticket,
 ) -> sqlx::Result<bool> {
     let mut tx = WriteTransaction::begin_write(pool, wait).await?;
-    let claimed = sqlx::query(CLAIM)
-        .bind(record.tenant_id.as_uuid())
-        .bind(record.action.as_str())
-        .bind(record.key.as_str())
-        .bind(record.fingerprint.version())
-        .bind(record.fingerprint.hex())
-        .bind(record.state.as_str())
-        .bind(record.ticket_id.map(|id| id.as_uuid()))
-        .bind(record.result.as_ref().map(|r| r.as_str()))
-        .bind(record.created_at)
-        .bind(record.retained_until)
+    let claimed = bind_claim!(sqlx::query(CLAIM), record)
         .execute(&mut *tx)
         .await?;
     if claimed.rows_affected() != 1 {
         tx.rollback().await?;
         return Ok(false);
     }
-    sqlx::query(INSERT_TICKET)
+    let insert = sqlx::query(INSERT_TICKET)
         .bind(ticket.id.as_uuid())
-        .bind(record.tenant_id.as_uuid())
-        .bind(ticket.project_id.as_str())
-        .bind(ticket.title.as_str())
-        .bind(ticket.description.as_ref().map(|d| d.as_str()))
-        .bind(ticket.priority.as_str())
-        .bind(ticket.status.as_str())
-        .bind(ticket.created_at)
+        .bind(record.tenant_id.as_uuid());
+    bind_ticket_fields!(insert, ticket)
         .execute(&mut *tx)
         .await?;
     tx.commit().await?;
@@ -143,25 +160,12 @@ async fn claim_in_one_statement(
     record: &OperationRecord,
     ticket: &Ticket,
 ) -> sqlx::Result<bool> {
-    let done = sqlx::query(CLAIM_AND_INSERT_TICKET_POSTGRES)
-        .bind(record.tenant_id.as_uuid())
-        .bind(record.action.as_str())
-        .bind(record.key.as_str())
-        .bind(record.fingerprint.version())
-        .bind(record.fingerprint.hex())
-        .bind(record.state.as_str())
-        .bind(ticket.id.as_uuid())
-        .bind(record.result.as_ref().map(|r| r.as_str()))
-        .bind(record.created_at)
-        .bind(record.retained_until)
-        .bind(ticket.project_id.as_str())
-        .bind(ticket.title.as_str())
-        .bind(ticket.description.as_ref().map(|d| d.as_str()))
-        .bind(ticket.priority.as_str())
-        .bind(ticket.status.as_str())
-        .bind(ticket.created_at)
-        .execute(pool)
-        .await?;
+    let done = bind_ticket_fields!(
+        bind_claim!(sqlx::query(CLAIM_AND_INSERT_TICKET_POSTGRES), record),
+        ticket
+    )
+    .execute(pool)
+    .await?;
     #[cfg(feature = "fault-injection")]
     if done.rows_affected() == 1 {
         crate::faults::after_commit(&record.key);

@@ -2,7 +2,6 @@
 //! lookups, previews and reads, in both protocol eras.
 
 use e2e_tests::{TestApp, snapshot_settings};
-use kitchen::OperationKey;
 use kitchen::testing::TestDatabase;
 use serde_json::json;
 use tokio::io::AsyncWriteExt;
@@ -141,10 +140,7 @@ async fn a_client_that_disconnects_before_the_reply_gets_the_original_on_retry(d
     let acme = app.tenant("acme").await;
     let key = fresh_key();
     // Hold the key so that the create is still running when the client goes.
-    let holder = app
-        .kitchen
-        .hold_key_for_test(acme.id, &OperationKey::parse(key.clone()).expect("key"))
-        .await;
+    let holder = app.hold_key(&acme, &key).await;
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
         "name": "create_ticket",
         "arguments": {"operation_id": key, "project_id": "ops", "title": "Disk full"}}})

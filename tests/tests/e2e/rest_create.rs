@@ -5,8 +5,8 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use e2e_tests::{TestApp, snapshot_settings};
+use kitchen::KitchenConfig;
 use kitchen::testing::TestDatabase;
-use kitchen::{KitchenConfig, OperationKey};
 
 use crate::{DISK_FULL, fresh_key};
 
@@ -113,10 +113,7 @@ async fn a_key_held_past_the_wait_bound_answers_409_with_retry_after(db: TestDat
     let app = TestApp::spawn_with(&db, config, Duration::from_secs(30)).await;
     let acme = app.tenant("acme").await;
     let key = fresh_key();
-    let holder = app
-        .kitchen
-        .hold_key_for_test(acme.id, &OperationKey::parse(key.clone()).expect("key"))
-        .await;
+    let holder = app.hold_key(&acme, &key).await;
 
     let busy = app.post_ticket(&acme, Some(&key), DISK_FULL).await;
     assert_eq!(busy.status(), 409);
@@ -189,10 +186,7 @@ async fn a_timed_out_create_still_commits_once(db: TestDatabase) {
     let app = TestApp::spawn_with(&db, KitchenConfig::default(), Duration::from_millis(300)).await;
     let acme = app.tenant("acme").await;
     let key = fresh_key();
-    let holder = app
-        .kitchen
-        .hold_key_for_test(acme.id, &OperationKey::parse(key.clone()).expect("key"))
-        .await;
+    let holder = app.hold_key(&acme, &key).await;
     let timed_out = app.post_ticket(&acme, Some(&key), DISK_FULL).await;
     assert_eq!(timed_out.status(), 503);
     let problem: serde_json::Value = timed_out.json().await.expect("problem JSON");

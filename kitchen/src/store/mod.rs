@@ -1,10 +1,12 @@
 //! Storage: the only place in the project that speaks SQL.
 //!
-//! Both databases run the same SQL text (`$1`-style parameters work on both
-//! drivers). What differs is how a write transaction starts and how a lock
-//! wait that ran out shows up; [`WriteTransaction`] and [`is_lock_timeout`] hide
-//! that. [`on_db!`] expands one body once per driver, so each copy is
-//! type-checked against a concrete pool instead of sqlx's generic bounds.
+//! Reads run the same SQL text on both databases (`$1`-style parameters work
+//! on both drivers); [`on_db!`] expands one body once per driver, so each
+//! copy is type-checked against a concrete pool instead of sqlx's generic
+//! bounds. The create differs on purpose: SQLite claims and inserts in a
+//! `BEGIN IMMEDIATE` transaction, PostgreSQL in one statement (one round
+//! trip; see `operations.rs`). [`is_lock_timeout`] recognises a lock wait
+//! that ran past the wait bound on either.
 
 use std::str::FromStr;
 use std::time::Duration;

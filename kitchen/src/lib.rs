@@ -25,8 +25,8 @@
 //! - `store`: all SQL. One create is one transaction whose first statement
 //!   claims the key through the primary key of `operations`.
 //! - [`config`](KitchenConfig): the wait bound and the retention period.
-//! - [`testing`] (feature `test-support`): fresh databases for tests.
-//! - [`bench`] (feature `bench`): the store's create transaction and replay
+//! - `testing` (feature `test-support`): fresh databases for tests.
+//! - `bench` (feature `bench`): the store's create transaction and replay
 //!   read alone, as ceilings for the benchmarks.
 //! - `faults` (feature `fault-injection`, never in a default build): a crash
 //!   right after a commit, for the double-fire driver.

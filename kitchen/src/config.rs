@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use crate::provider::TicketBackend;
+
 /// How long operation records are kept by default: 30 days.
 pub const DEFAULT_RETENTION: time::Duration = time::Duration::days(30);
 
@@ -26,6 +28,8 @@ pub struct KitchenConfig {
     /// How long a successful token lookup is reused. A token revoked on
     /// another instance keeps working there this long; zero disables.
     pub auth_cache_ttl: Duration,
+    /// Where tickets are made: locally (the default) or in a provider.
+    pub backend: TicketBackend,
 }
 
 impl Default for KitchenConfig {
@@ -35,6 +39,7 @@ impl Default for KitchenConfig {
             retention: DEFAULT_RETENTION,
             max_connections: 10,
             auth_cache_ttl: DEFAULT_AUTH_CACHE_TTL,
+            backend: TicketBackend::Local,
         }
     }
 }

@@ -18,3 +18,15 @@ pub(crate) fn after_commit(key: &crate::OperationKey) {
         std::process::abort();
     }
 }
+
+/// Keys with this prefix crash the process right after the provider
+/// answered a dispatch (remote backend), before the answer is recorded.
+pub const CRASH_AFTER_DISPATCH: &str = "fault:crash-after-dispatch:";
+
+/// Called right after a dispatch to the provider returned.
+pub(crate) fn after_dispatch(key: &crate::OperationKey) {
+    if key.as_str().starts_with(CRASH_AFTER_DISPATCH) {
+        eprintln!("fault injection: aborting right after dispatching operation {key}");
+        std::process::abort();
+    }
+}

@@ -15,6 +15,8 @@ use crate::domain::page::{Cursor, PageSize, TicketPage};
 use crate::domain::tenant::{IssuedToken, Tenant, TenantId, TenantName, TokenId};
 use crate::domain::ticket::{ProjectId, Ticket, TicketDraft, TicketId, truncate_to_micros};
 use crate::outcome::{Outcome, Receipt};
+use crate::provider::TicketBackend;
+use crate::remote::Remote;
 use crate::store::{self, Db, operations::Claim};
 use crate::{KitchenConfig, KitchenError};
 
@@ -27,6 +29,8 @@ pub struct Kitchen {
     pub(crate) db: Db,
     config: KitchenConfig,
     auth_cache: Arc<AuthCache>,
+    /// The provider, when tickets are made remotely.
+    pub(crate) remote: Option<Remote>,
 }
 
 /// A tenant name that is already taken.
@@ -42,16 +46,29 @@ impl Kitchen {
         let db = Db::connect(database_url, &config).await?;
         tracing::debug!(database = db.kind(), "kitchen connected");
         let auth_cache = Arc::new(AuthCache::new(config.auth_cache_ttl));
+        let remote = match &config.backend {
+            TicketBackend::Local => None,
+            TicketBackend::Remote { provider, settings } => Some(Remote {
+                provider: provider.clone(),
+                settings: settings.clone(),
+            }),
+        };
         Ok(Self {
             db,
             config,
             auth_cache,
+            remote,
         })
     }
 
     /// Which database the kitchen runs on: `sqlite` or `postgres`.
     pub fn database_kind(&self) -> &'static str {
         self.db.kind()
+    }
+
+    /// Where tickets are made: `local` or `remote`.
+    pub fn backend_name(&self) -> &'static str {
+        self.config.backend.name()
     }
 
     /// The settings the kitchen runs with.
@@ -92,6 +109,18 @@ impl Kitchen {
         };
         let fingerprint = Fingerprint::of(action, &command);
         let now = truncate_to_micros(OffsetDateTime::now_utc());
+        if let Some(remote) = self.remote.clone() {
+            let record = self.pending_record(tenant, key, fingerprint, now);
+            // On its own task for the same reason as below: the write-ahead
+            // record, the dispatch and its settlement run to their end even
+            // if the caller goes away.
+            let kitchen = self.clone();
+            return tokio::spawn(
+                async move { kitchen.place_remote(&remote, record, command).await },
+            )
+            .await
+            .map_err(|e| KitchenError::Interrupted(e.to_string()))?;
+        }
         let ticket = command.into_ticket(now);
         let snapshot = ResultSnapshot::of(&ticket)
             .map_err(|e| KitchenError::CorruptRecord(format!("ticket snapshot: {e}")))?;
@@ -115,6 +144,27 @@ impl Kitchen {
         tokio::spawn(async move { kitchen.place(record, ticket, snapshot).await })
             .await
             .map_err(|e| KitchenError::Interrupted(e.to_string()))?
+    }
+
+    /// The record a remote create writes ahead: `in_progress`, no ticket.
+    pub(crate) fn pending_record(
+        &self,
+        tenant: TenantId,
+        key: &OperationKey,
+        fingerprint: Fingerprint,
+        now: OffsetDateTime,
+    ) -> OperationRecord {
+        OperationRecord {
+            tenant_id: tenant,
+            action: Action::CreateTicket,
+            key: key.clone(),
+            fingerprint,
+            state: OperationState::InProgress,
+            ticket_id: None,
+            result: None,
+            created_at: now,
+            retained_until: now + self.config.retention,
+        }
     }
 
     /// The transaction half of [`Kitchen::create_ticket`].
@@ -262,7 +312,7 @@ impl Kitchen {
 }
 
 /// Decides between replay and conflict for a key that was already taken.
-fn replay_or_conflict(
+pub(crate) fn replay_or_conflict(
     original: OperationRecord,
     attempt: &OperationRecord,
 ) -> Result<Outcome, KitchenError> {

@@ -10,7 +10,9 @@
 //! it, scoped to (tenant, [`Action`], key) and with a [`Fingerprint`] of the
 //! meaningful request, in the same database transaction as the ticket, and
 //! answers with one [`Outcome`]: created, replayed, conflict, invalid or in
-//! progress. Only infrastructure failures are [`KitchenError`]s.
+//! progress, and, when tickets are made in a provider the kitchen does not
+//! own, not created or unknown. Only infrastructure failures are
+//! [`KitchenError`]s.
 //!
 //! The kitchen knows nothing of HTTP or MCP: status codes and tool results
 //! belong to the doors, which never write SQL.
@@ -24,12 +26,19 @@
 //! - [`outcome`](Outcome): what a create answers.
 //! - `store`: all SQL. One create is one transaction whose first statement
 //!   claims the key through the primary key of `operations`.
-//! - [`config`](KitchenConfig): the wait bound and the retention period.
-//! - `testing` (feature `test-support`): fresh databases for tests.
+//! - [`config`](KitchenConfig): the wait bound, the retention period and the
+//!   ticket backend.
+//! - [`provider`](TicketProvider): the port to a ticket provider (remote
+//!   backend); adapters live outside the kitchen.
+//! - `remote`: the remote backend: write-ahead effect ledger, dispatch,
+//!   reconciliation.
+//! - `testing` (feature `test-support`): fresh databases for tests;
+//!   `fake_provider`: an in-memory provider for the remote backend's tests.
 //! - `bench` (feature `bench`): the store's create transaction and replay
 //!   read alone, as ceilings for the benchmarks.
 //! - `faults` (feature `fault-injection`, never in a default build): a crash
-//!   right after a commit, for the double-fire driver.
+//!   right after a commit, or right after a dispatch, for the double-fire
+//!   driver.
 
 mod auth_cache;
 #[cfg(feature = "bench")]
@@ -37,15 +46,22 @@ pub mod bench;
 mod config;
 mod domain;
 mod error;
+#[cfg(feature = "test-support")]
+pub mod fake_provider;
 #[cfg(feature = "fault-injection")]
 pub mod faults;
 mod kitchen;
 mod outcome;
+mod provider;
+mod remote;
 mod store;
 #[cfg(feature = "test-support")]
 pub mod testing;
 
 pub use config::{DEFAULT_AUTH_CACHE_TTL, DEFAULT_RETENTION, DEFAULT_WAIT_BOUND, KitchenConfig};
+pub use domain::effect::{
+    AttemptKind, EffectAttempt, EffectLedger, ExternalRef, OperationStatus, Trigger,
+};
 pub use domain::fingerprint::{FINGERPRINT_VERSION, Fingerprint};
 pub use domain::operation::{
     Action, KeyError, MAX_KEY_LEN, MIN_KEY_LEN, OperationKey, OperationRecord, OperationRef,
@@ -60,7 +76,11 @@ pub use domain::ticket::{
 pub use domain::violation::FieldViolation;
 pub use error::KitchenError;
 pub use kitchen::{Kitchen, RETRY_AFTER, TenantNameTaken};
-pub use outcome::{Outcome, Receipt};
+pub use outcome::{NotCreatedReason, Outcome, Receipt};
+pub use provider::{
+    DispatchRequest, Dispatched, Lookup, ProviderFuture, ProviderTicket, RemoteSettings,
+    TicketBackend, TicketProvider,
+};
 
 /// A span of time, for [`KitchenConfig::retention`].
 pub type RetentionPeriod = time::Duration;

@@ -35,11 +35,49 @@ pub enum Outcome {
         /// A reasonable time to wait before retrying.
         retry_after: Duration,
     },
+    /// (Remote backend.) The provider provably made nothing: it refused the
+    /// ticket or could not be reached. The key is not spent: retry with the
+    /// same key (and, after a refusal, corrected input).
+    NotCreated {
+        /// The operation, whose status resource tells the same.
+        operation: OperationRef,
+        /// Why nothing was made.
+        reason: NotCreatedReason,
+    },
+    /// (Remote backend.) The ticket may or may not have been made: the
+    /// provider's answer was lost. The kitchen is reconciling against the
+    /// provider's own records. Retry with the same key, or read the
+    /// operation's status; never make a new key for this ticket.
+    Unknown {
+        /// The operation to look up.
+        operation: OperationRef,
+        /// What is known, in words for the caller.
+        reason: String,
+    },
+}
+
+/// Why a provider made nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotCreatedReason {
+    /// The provider refused the ticket (a validation answer); its words.
+    Rejected(String),
+    /// The provider could not be reached; a retry later may work.
+    Unavailable(String),
+}
+
+impl NotCreatedReason {
+    /// The words for the caller.
+    pub fn detail(&self) -> &str {
+        match self {
+            Self::Rejected(d) | Self::Unavailable(d) => d,
+        }
+    }
 }
 
 impl Outcome {
     /// The outcome's stable name (`created`, `replayed`, `conflict`,
-    /// `invalid`, `in_progress`), as doors report it and metrics label it.
+    /// `invalid`, `in_progress`, `not_created`, `unknown`), as doors report
+    /// it and metrics label it.
     pub fn name(&self) -> &'static str {
         match self {
             Self::Created(_) => "created",
@@ -47,6 +85,8 @@ impl Outcome {
             Self::Conflict { .. } => "conflict",
             Self::Invalid { .. } => "invalid",
             Self::InProgress { .. } => "in_progress",
+            Self::NotCreated { .. } => "not_created",
+            Self::Unknown { .. } => "unknown",
         }
     }
 }

@@ -227,6 +227,33 @@ impl Kitchen {
     }
 }
 
+impl Kitchen {
+    /// Does what a remote create does up to its dispatch, and stops: the
+    /// write-ahead record is committed, nothing is sent. That is what a
+    /// crash between the two leaves behind (test support).
+    ///
+    /// # Panics
+    /// On the local backend, or when the draft is invalid.
+    pub async fn write_ahead_only_for_test(
+        &self,
+        tenant: TenantId,
+        key: &OperationKey,
+        draft: &crate::TicketDraft,
+    ) {
+        let remote = self
+            .remote
+            .clone()
+            .expect("a kitchen with the remote backend");
+        let command = draft.validate().expect("a valid draft");
+        let fingerprint = crate::Fingerprint::of(crate::Action::CreateTicket, &command);
+        let now = crate::domain::ticket::truncate_to_micros(OffsetDateTime::now_utc());
+        let record = self.pending_record(tenant, key, fingerprint, now);
+        self.write_ahead_then(&remote, record, command, false)
+            .await
+            .expect("write the record ahead");
+    }
+}
+
 /// Defines, for each named `async fn(TestDatabase)` in scope, one test on
 /// SQLite and one on PostgreSQL: `sqlite::NAME` and `postgres::NAME`.
 #[macro_export]

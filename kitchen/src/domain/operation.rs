@@ -108,13 +108,24 @@ impl fmt::Display for Action {
 /// Where an operation is.
 ///
 /// With the local backend the ticket and the record commit together, so a
-/// record is only ever seen `succeeded`; the state exists so that backends
-/// that cannot commit atomically can say more.
+/// record is only ever seen `succeeded`. With the remote backend the record
+/// is written ahead of the call to the provider and can be seen in every
+/// state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OperationState {
     /// The effect happened; the record holds its result.
     Succeeded,
+    /// Recorded and being sent to the provider (or its sender stopped and
+    /// the reconciler has not yet taken over).
+    InProgress,
+    /// The provider provably made nothing (it refused the request, or could
+    /// not be reached). The key is not spent.
+    FailedBeforeEffect,
+    /// The request may or may not have made the ticket (a timeout, a lost
+    /// connection, a 5xx). Reconciliation against the provider decides;
+    /// until then nothing is sent again blindly.
+    Unknown,
 }
 
 impl OperationState {
@@ -122,11 +133,20 @@ impl OperationState {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Succeeded => "succeeded",
+            Self::InProgress => "in_progress",
+            Self::FailedBeforeEffect => "failed_before_effect",
+            Self::Unknown => "unknown",
         }
     }
 
     pub(crate) fn parse(raw: &str) -> Option<Self> {
-        (raw == "succeeded").then_some(Self::Succeeded)
+        Some(match raw {
+            "succeeded" => Self::Succeeded,
+            "in_progress" => Self::InProgress,
+            "failed_before_effect" => Self::FailedBeforeEffect,
+            "unknown" => Self::Unknown,
+            _ => return None,
+        })
     }
 }
 

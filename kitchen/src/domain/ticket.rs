@@ -277,6 +277,10 @@ pub struct Ticket {
     /// When it was created (RFC 3339, UTC, microsecond precision).
     #[serde(with = "time::serde::rfc3339")]
     pub created_at: OffsetDateTime,
+    /// The provider's id for the ticket, when it was made in a provider (the
+    /// remote backend); absent from the JSON otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_ticket_id: Option<String>,
 }
 
 /// A create request as a caller sent it, before validation.
@@ -359,6 +363,17 @@ fn required(value: &Option<String>, field: &str) -> Result<String, FieldViolatio
 }
 
 impl NewTicket {
+    /// The command as a draft again: how it is stored for a re-dispatch
+    /// (reading it back goes through validation once more).
+    pub(crate) fn to_draft(&self) -> TicketDraft {
+        TicketDraft {
+            project_id: Some(self.project_id.as_str().into()),
+            title: Some(self.title.as_str().into()),
+            description: self.description.as_ref().map(|d| d.as_str().into()),
+            priority: Some(self.priority.as_str().into()),
+        }
+    }
+
     /// The ticket this command makes, with a fresh id, status `open`, and
     /// `created_at` cut to microseconds (what both databases store exactly).
     pub(crate) fn into_ticket(self, now: OffsetDateTime) -> Ticket {
@@ -370,6 +385,7 @@ impl NewTicket {
             priority: self.priority,
             status: TicketStatus::Open,
             created_at: truncate_to_micros(now),
+            provider_ticket_id: None,
         }
     }
 }

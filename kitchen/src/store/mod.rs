@@ -17,6 +17,7 @@ use sqlx::{Pool, Postgres, Sqlite, Transaction};
 
 use crate::{KitchenConfig, KitchenError};
 
+pub(crate) mod effects;
 pub(crate) mod operations;
 pub(crate) mod rows;
 pub(crate) mod tenants;

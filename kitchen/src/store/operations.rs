@@ -72,6 +72,7 @@ macro_rules! bind_claim {
             .bind($record.retained_until)
     };
 }
+pub(crate) use bind_claim;
 
 /// Binds a ticket's own fields (project, title, description, priority,
 /// status, created_at) as the next six parameters.
@@ -86,6 +87,7 @@ macro_rules! bind_ticket_fields {
             .bind($ticket.created_at)
     };
 }
+pub(crate) use bind_ticket_fields;
 
 /// Claims `record`'s (tenant, action, key) and inserts `ticket`, in one
 /// transaction.

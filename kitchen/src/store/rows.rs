@@ -5,6 +5,7 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use crate::KitchenError;
+use crate::domain::effect::{AttemptKind, EffectAttempt, Trigger};
 use crate::domain::fingerprint::Fingerprint;
 use crate::domain::operation::{
     Action, OperationKey, OperationRecord, OperationState, ResultSnapshot,
@@ -62,6 +63,57 @@ impl TryFrom<OperationRow> for OperationRecord {
     }
 }
 
+/// An operation row with its effect-ledger columns (remote backend).
+#[derive(sqlx::FromRow)]
+pub(crate) struct EffectRow {
+    #[sqlx(flatten)]
+    pub(crate) operation: OperationRow,
+    pub(crate) request_snapshot: Option<String>,
+    pub(crate) external_ref: Option<String>,
+    pub(crate) key_trusted_until: Option<OffsetDateTime>,
+    pub(crate) first_dispatched_at: Option<OffsetDateTime>,
+    pub(crate) last_dispatched_at: Option<OffsetDateTime>,
+    pub(crate) state_detail: Option<String>,
+}
+
+/// The effect columns [`EffectRow`] reads besides the operation's.
+macro_rules! effect_columns {
+    () => {
+        "request_snapshot, external_ref, key_trusted_until, first_dispatched_at, \
+         last_dispatched_at, state_detail"
+    };
+}
+pub(crate) use effect_columns;
+
+#[derive(sqlx::FromRow)]
+pub(crate) struct AttemptRow {
+    attempt_no: i32,
+    kind: String,
+    trigger: String,
+    started_at: OffsetDateTime,
+    finished_at: Option<OffsetDateTime>,
+    result: Option<String>,
+    detail: Option<String>,
+}
+
+impl TryFrom<AttemptRow> for EffectAttempt {
+    type Error = KitchenError;
+
+    fn try_from(row: AttemptRow) -> Result<Self, Self::Error> {
+        Ok(EffectAttempt {
+            number: row.attempt_no,
+            kind: AttemptKind::parse(&row.kind)
+                .ok_or_else(|| corrupt("attempt kind", &row.kind))?,
+            trigger: Trigger::parse(&row.trigger)
+                .ok_or_else(|| corrupt("attempt trigger", &row.trigger))?,
+            started_at: row.started_at,
+            finished_at: row.finished_at,
+            result: row.result,
+            detail: row.detail,
+        })
+    }
+}
+
 #[derive(sqlx::FromRow)]
 pub(crate) struct TicketRow {
     id: Uuid,
@@ -71,12 +123,13 @@ pub(crate) struct TicketRow {
     priority: String,
     status: String,
     created_at: OffsetDateTime,
+    provider_ticket_id: Option<String>,
 }
 
 /// The columns [`TicketRow`] reads, as a literal for `concat!`.
 macro_rules! ticket_columns {
     () => {
-        "id, project_id, title, description, priority, status, created_at"
+        "id, project_id, title, description, priority, status, created_at, provider_ticket_id"
     };
 }
 pub(crate) use ticket_columns;
@@ -98,6 +151,7 @@ impl TryFrom<TicketRow> for Ticket {
             status: TicketStatus::parse(&row.status)
                 .ok_or_else(|| corrupt("ticket status", &row.status))?,
             created_at: row.created_at,
+            provider_ticket_id: row.provider_ticket_id,
         })
     }
 }
@@ -118,5 +172,12 @@ impl TryFrom<TenantRow> for Tenant {
             name: TenantName::parse(row.name).map_err(|e| corrupt("tenant name", e))?,
             created_at: row.created_at,
         })
+    }
+}
+
+impl EffectRow {
+    /// The stored state, as text.
+    pub(crate) fn operation_state(&self) -> &str {
+        &self.operation.state
     }
 }

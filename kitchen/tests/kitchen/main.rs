@@ -6,5 +6,6 @@ mod create;
 mod fingerprint;
 mod model;
 mod reads;
+mod remote;
 mod support;
 mod tenants;

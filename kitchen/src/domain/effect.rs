@@ -1,0 +1,205 @@
+//! The effect ledger: what the kitchen knows about a ticket made in a
+//! provider (the remote backend), beyond the operation record itself.
+//!
+//! The effect is the one ticket a key intends. Attempts are the calls made
+//! to the provider for it: dispatches, and lookups by external reference
+//! (reconciliation). A caller's retry may add attempts; it never adds an
+//! effect.
+
+use std::fmt;
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use time::OffsetDateTime;
+
+use super::operation::{Action, OperationKey, OperationRecord};
+use super::tenant::TenantId;
+
+/// The name of one intended effect in the provider: sent as its idempotency
+/// key and stored on its ticket as the searchable external reference.
+///
+/// Derived from (tenant, action, key), so every instance, every retry and
+/// every reconciliation computes the same value, and a key of one tenant can
+/// never name another tenant's effect. It is a digest: the caller's key and
+/// the tenant id are not disclosed to the provider.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[serde(transparent)]
+pub struct ExternalRef(String);
+
+impl ExternalRef {
+    /// The reference of (tenant, action, key).
+    pub fn derive(tenant: TenantId, action: Action, key: &OperationKey) -> Self {
+        let mut hasher = Sha256::new();
+        // Each part is length-prefixed so that no two scopes hash alike.
+        for part in [
+            tenant.as_uuid().as_bytes().as_slice(),
+            action.as_str().as_bytes(),
+            key.as_str().as_bytes(),
+        ] {
+            hasher.update((part.len() as u64).to_be_bytes());
+            hasher.update(part);
+        }
+        let digest = hex::encode(hasher.finalize());
+        Self(format!("rst1-{}", &digest[..40]))
+    }
+
+    pub(crate) fn from_stored(raw: String) -> Self {
+        Self(raw)
+    }
+
+    /// The reference as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for ExternalRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// What an attempt did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AttemptKind {
+    /// Asked the provider to make the ticket.
+    Dispatch,
+    /// Searched the provider by external reference (reconciliation).
+    Lookup,
+}
+
+impl AttemptKind {
+    /// As stored and shown.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Dispatch => "dispatch",
+            Self::Lookup => "lookup",
+        }
+    }
+
+    pub(crate) fn parse(raw: &str) -> Option<Self> {
+        match raw {
+            "dispatch" => Some(Self::Dispatch),
+            "lookup" => Some(Self::Lookup),
+            _ => None,
+        }
+    }
+}
+
+/// What made the kitchen call the provider.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Trigger {
+    /// The first request with the key.
+    Request,
+    /// A caller retried the key.
+    Retry,
+    /// A caller asked for the operation's status.
+    Status,
+    /// The background reconciler.
+    Background,
+    /// The reconciler's first pass after the server started.
+    Startup,
+}
+
+impl Trigger {
+    /// As stored and shown.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Request => "request",
+            Self::Retry => "retry",
+            Self::Status => "status",
+            Self::Background => "background",
+            Self::Startup => "startup",
+        }
+    }
+
+    pub(crate) fn parse(raw: &str) -> Option<Self> {
+        Some(match raw {
+            "request" => Self::Request,
+            "retry" => Self::Retry,
+            "status" => Self::Status,
+            "background" => Self::Background,
+            "startup" => Self::Startup,
+            _ => return None,
+        })
+    }
+}
+
+/// One call to the provider for an effect.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EffectAttempt {
+    /// 1, 2, … in the order they started.
+    pub number: i32,
+    /// Dispatch or lookup.
+    pub kind: AttemptKind,
+    /// What caused it.
+    pub trigger: Trigger,
+    /// When it started.
+    pub started_at: OffsetDateTime,
+    /// When its answer was recorded; `None` while it runs, and for ever if
+    /// the server stopped during it.
+    pub finished_at: Option<OffsetDateTime>,
+    /// How it ended, e.g. `created`, `ambiguous`, `found`, `absent`.
+    pub result: Option<String>,
+    /// The provider's words, or ours, about it.
+    pub detail: Option<String>,
+}
+
+/// Everything known about an effect made in a provider.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EffectLedger {
+    /// The effect's name at the provider.
+    pub external_ref: ExternalRef,
+    /// Why it failed before happening, or why its outcome is unknown.
+    pub state_detail: Option<String>,
+    /// Until when the provider deduplicates a re-dispatch with the same key
+    /// (its dedup window from the first dispatch); `None` when it does not.
+    pub key_trusted_until: Option<OffsetDateTime>,
+    /// When the ticket was first sent to the provider.
+    pub first_dispatched_at: Option<OffsetDateTime>,
+    /// When it was last sent.
+    pub last_dispatched_at: Option<OffsetDateTime>,
+    /// Every call made for it, oldest first.
+    pub attempts: Vec<EffectAttempt>,
+}
+
+impl EffectLedger {
+    /// The latest lookup: the last reconciliation and what it found.
+    pub fn last_reconciliation(&self) -> Option<&EffectAttempt> {
+        self.attempts
+            .iter()
+            .rev()
+            .find(|a| a.kind == AttemptKind::Lookup)
+    }
+}
+
+/// An operation as the status resource shows it: the record, and for the
+/// remote backend its effect ledger.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OperationStatus {
+    /// The operation record.
+    pub record: OperationRecord,
+    /// The effect ledger; `None` for a ticket made locally.
+    pub effect: Option<EffectLedger>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn external_refs_differ_by_tenant_and_key_and_are_stable() {
+        let key = OperationKey::parse("0193a4f2-7c1e").expect("a key");
+        let other = OperationKey::parse("0193a4f2-7c1f").expect("a key");
+        let a = TenantId::from_uuid(uuid::Uuid::from_u128(1));
+        let b = TenantId::from_uuid(uuid::Uuid::from_u128(2));
+        let r = ExternalRef::derive(a, Action::CreateTicket, &key);
+        assert_eq!(r, ExternalRef::derive(a, Action::CreateTicket, &key));
+        assert_ne!(r, ExternalRef::derive(b, Action::CreateTicket, &key));
+        assert_ne!(r, ExternalRef::derive(a, Action::CreateTicket, &other));
+        assert!(r.as_str().starts_with("rst1-") && r.as_str().len() == 45);
+        assert!(!r.as_str().contains("0193a4f2"));
+    }
+}

@@ -1,0 +1,222 @@
+//! The remote backend: tickets made in a provider the kitchen does not own.
+//!
+//! The database cannot commit our record and the provider's ticket
+//! together, so the kitchen keeps an effect ledger instead (write-ahead):
+//!
+//! 1. commit the operation `in_progress` with its first attempt, before
+//!    anything is sent ([`store::effects::write_ahead`]);
+//! 2. dispatch, sending the effect's external reference as the provider's
+//!    idempotency key;
+//! 3. record `succeeded` with the provider's receipt, `failed_before_effect`
+//!    only when the provider provably made nothing, or `unknown`.
+//!
+//! An `unknown` effect (or one left `in_progress` by a crash) is settled by
+//! reconciliation (`reconcile.rs`): search the provider by external
+//! reference; found is success, provably absent allows a re-dispatch with
+//! the same key and reference, anything else stays unknown. Nothing is ever
+//! re-sent blindly, except within the provider's own dedup window, where
+//! the provider itself deduplicates the key.
+//!
+//! One worker at a time works on an effect: it holds a lease (a row value
+//! with an expiry, see `store::effects`), renewed for each call it makes.
+//!
+//! # Layout
+//! - this file: a create's path (write ahead, or resume an existing effect);
+//! - `work.rs`: what a lease holder does: dispatch, look up, settle;
+//! - `reconcile.rs`: the background reconciler and the status read.
+
+mod reconcile;
+mod work;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use crate::domain::effect::{ExternalRef, Trigger};
+use crate::domain::operation::{OperationRecord, OperationState};
+use crate::domain::ticket::NewTicket;
+use crate::kitchen::replay_or_conflict;
+use crate::outcome::{NotCreatedReason, Outcome};
+use crate::provider::{RemoteSettings, TicketProvider, unix_ms};
+use crate::store::effects::{self, Lease, Scope, WriteAhead, WriteAheadClaim};
+use crate::store::rows::EffectRow;
+use crate::{Kitchen, KitchenError, RETRY_AFTER};
+
+/// Added to one call's timeout to make a lease: room for the database
+/// writes around the call (a few milliseconds each).
+const LEASE_MARGIN: Duration = Duration::from_millis(250);
+
+/// The provider and how to use it.
+#[derive(Debug, Clone)]
+pub(crate) struct Remote {
+    pub(crate) provider: Arc<dyn TicketProvider>,
+    pub(crate) settings: RemoteSettings,
+}
+
+impl Remote {
+    /// A fresh lease for one worker, long enough for one call.
+    fn lease(&self, now: OffsetDateTime) -> Lease {
+        Lease {
+            owner: Uuid::now_v7(),
+            until_ms: unix_ms(now + self.settings.call_timeout + LEASE_MARGIN),
+        }
+    }
+
+    /// Until when a dispatch started at `now` may be repeated with the same
+    /// key: the provider's dedup window. `None` when it ignores keys.
+    fn key_trusted_until(&self, now: OffsetDateTime) -> Option<OffsetDateTime> {
+        (!self.settings.dedup_window.is_zero()).then(|| now + self.settings.dedup_window)
+    }
+}
+
+impl Kitchen {
+    /// A create on the remote backend. `record` is the operation as this
+    /// attempt would record it (state `in_progress`, no ticket yet).
+    pub(crate) async fn place_remote(
+        &self,
+        remote: &Remote,
+        record: OperationRecord,
+        command: NewTicket,
+    ) -> Result<Outcome, KitchenError> {
+        self.write_ahead_then(remote, record, command, true).await
+    }
+
+    /// The write-ahead record, then (if `dispatch`) the dispatch. Without
+    /// the dispatch, this is what a crash between the two leaves behind.
+    pub(crate) async fn write_ahead_then(
+        &self,
+        remote: &Remote,
+        record: OperationRecord,
+        command: NewTicket,
+        dispatch: bool,
+    ) -> Result<Outcome, KitchenError> {
+        let scope = Scope::of(&record);
+        let request_snapshot = serde_json::to_string(&command.to_draft())
+            .map_err(|e| KitchenError::CorruptRecord(format!("request snapshot: {e}")))?;
+        let external_ref = ExternalRef::derive(record.tenant_id, record.action, &record.key);
+        // Two rounds at most: a record can only vanish between our write and
+        // our read if a retention sweep removed it.
+        for _ in 0..2 {
+            if let Some(row) = effects::find(&self.db, &scope).await? {
+                return self
+                    .resume(remote, row, &record, &request_snapshot, Trigger::Retry)
+                    .await;
+            }
+            let now = OffsetDateTime::now_utc();
+            let lease = remote.lease(now);
+            let ahead = WriteAhead {
+                record: &record,
+                request_snapshot: &request_snapshot,
+                external_ref: &external_ref,
+                key_trusted_until: remote.key_trusted_until(now),
+                lease,
+            };
+            match effects::write_ahead(&self.db, self.config().wait_bound, &ahead, now).await? {
+                WriteAheadClaim::Placed if !dispatch => break,
+                WriteAheadClaim::Placed => {
+                    let job = work::Job {
+                        scope,
+                        lease,
+                        command,
+                        external_ref,
+                        trigger: Trigger::Request,
+                    };
+                    return self.dispatch(remote, job, Some(1)).await;
+                }
+                WriteAheadClaim::Taken => continue,
+                WriteAheadClaim::Busy => break,
+            }
+        }
+        Ok(Outcome::InProgress {
+            retry_after: RETRY_AFTER,
+        })
+    }
+
+    /// A create whose key is already recorded.
+    async fn resume(
+        &self,
+        remote: &Remote,
+        row: EffectRow,
+        attempt: &OperationRecord,
+        request_snapshot: &str,
+        trigger: Trigger,
+    ) -> Result<Outcome, KitchenError> {
+        let original: OperationRecord = row.operation.try_into()?;
+        if original.state == OperationState::Succeeded {
+            return replay_or_conflict(original, attempt);
+        }
+        if original.fingerprint != attempt.fingerprint {
+            if original.state != OperationState::FailedBeforeEffect {
+                return Ok(Outcome::Conflict {
+                    original: original.reference(),
+                });
+            }
+            // The provider made nothing under this key, so the key is not
+            // spent: a corrected request takes it over (as with a local
+            // create, whose invalid input never consumes a key).
+            let now = OffsetDateTime::now_utc();
+            let lease = remote.lease(now);
+            if !effects::take_lease(&self.db, &Scope::of(attempt), lease, unix_ms(now)).await?
+                || !effects::replace_request(&self.db, lease, attempt, request_snapshot).await?
+            {
+                effects::release_lease(&self.db, &Scope::of(attempt), lease).await?;
+                return Ok(Outcome::InProgress {
+                    retry_after: RETRY_AFTER,
+                });
+            }
+            return self.work(remote, Scope::of(attempt), lease, trigger).await;
+        }
+        self.settle_now(remote, &Scope::of(attempt), attempt, trigger)
+            .await
+    }
+
+    /// Takes the effect's lease and settles it as far as it can be now; if
+    /// another worker holds the lease, waits for it up to the wait bound.
+    async fn settle_now(
+        &self,
+        remote: &Remote,
+        scope: &Scope,
+        attempt: &OperationRecord,
+        trigger: Trigger,
+    ) -> Result<Outcome, KitchenError> {
+        let deadline = Instant::now() + self.config().wait_bound;
+        let mut pause = Duration::from_millis(10);
+        loop {
+            let now = OffsetDateTime::now_utc();
+            let lease = remote.lease(now);
+            if effects::take_lease(&self.db, scope, lease, unix_ms(now)).await? {
+                return self.work(remote, scope.clone(), lease, trigger).await;
+            }
+            // Settled meanwhile, or another worker holds the lease.
+            let Some(row) = effects::find(&self.db, scope).await? else {
+                break;
+            };
+            let current: OperationRecord = row.operation.try_into()?;
+            if current.state == OperationState::Succeeded {
+                return replay_or_conflict(current, attempt);
+            }
+            if Instant::now() >= deadline {
+                return Ok(match current.state {
+                    OperationState::Unknown => Outcome::Unknown {
+                        operation: current.reference(),
+                        reason: row.state_detail.unwrap_or_else(|| {
+                            "The provider's answer was lost; reconciliation is running.".into()
+                        }),
+                    },
+                    OperationState::FailedBeforeEffect => Outcome::NotCreated {
+                        operation: current.reference(),
+                        reason: NotCreatedReason::Unavailable(row.state_detail.unwrap_or_default()),
+                    },
+                    _ => break,
+                });
+            }
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(Duration::from_millis(200));
+        }
+        Ok(Outcome::InProgress {
+            retry_after: RETRY_AFTER,
+        })
+    }
+}

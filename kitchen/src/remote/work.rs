@@ -1,0 +1,383 @@
+//! What the holder of an effect's lease does: dispatch, look up, settle.
+//! Every function here is called with the lease held and gives it back by
+//! settling (or, when it finds nothing to do, by releasing it).
+
+use time::OffsetDateTime;
+
+use super::{LEASE_MARGIN, Remote};
+use crate::domain::effect::{AttemptKind, ExternalRef, Trigger};
+use crate::domain::operation::{OperationRecord, OperationState, ResultSnapshot};
+use crate::domain::ticket::{NewTicket, Ticket, TicketDraft};
+use crate::kitchen::replay_or_conflict;
+use crate::outcome::{NotCreatedReason, Outcome, Receipt};
+use crate::provider::{DispatchRequest, Dispatched, Lookup, ProviderTicket, unix_ms};
+use crate::store::effects::{self, Lease, Scope, Settle};
+use crate::store::rows::EffectRow;
+use crate::{Kitchen, KitchenError, RETRY_AFTER, rfc3339};
+
+/// One effect, as a lease holder works on it.
+pub(crate) struct Job {
+    pub(crate) scope: Scope,
+    pub(crate) lease: Lease,
+    pub(crate) command: NewTicket,
+    pub(crate) external_ref: ExternalRef,
+    pub(crate) trigger: Trigger,
+}
+
+fn in_progress() -> Outcome {
+    Outcome::InProgress {
+        retry_after: RETRY_AFTER,
+    }
+}
+
+impl Kitchen {
+    /// Under a fresh lease: reads the effect and settles it as far as can
+    /// be done now.
+    pub(super) async fn work(
+        &self,
+        remote: &Remote,
+        scope: Scope,
+        lease: Lease,
+        trigger: Trigger,
+    ) -> Result<Outcome, KitchenError> {
+        let Some(row) = effects::find(&self.db, &scope).await? else {
+            return Ok(in_progress());
+        };
+        let EffectRow {
+            operation,
+            request_snapshot,
+            external_ref,
+            key_trusted_until,
+            last_dispatched_at,
+            state_detail,
+            ..
+        } = row;
+        let record: OperationRecord = operation.try_into()?;
+        let command = stored_command(&record, request_snapshot.as_deref())?;
+        let external_ref = external_ref.map_or_else(
+            || ExternalRef::derive(record.tenant_id, record.action, &record.key),
+            ExternalRef::from_stored,
+        );
+        let job = Job {
+            scope,
+            lease,
+            command,
+            external_ref,
+            trigger,
+        };
+        let now = OffsetDateTime::now_utc();
+        match record.state {
+            OperationState::Succeeded => {
+                effects::release_lease(&self.db, &job.scope, lease).await?;
+                replay_or_conflict(record.clone(), &record)
+            }
+            // The provider made nothing, so sending again cannot duplicate;
+            // but only a caller's retry decides to try again.
+            OperationState::FailedBeforeEffect => match trigger {
+                Trigger::Request | Trigger::Retry => self.dispatch(remote, job, None).await,
+                _ => {
+                    effects::release_lease(&self.db, &job.scope, lease).await?;
+                    Ok(Outcome::NotCreated {
+                        operation: record.reference(),
+                        reason: NotCreatedReason::Unavailable(state_detail.unwrap_or_default()),
+                    })
+                }
+            },
+            // Within the provider's dedup window the key itself protects a
+            // re-dispatch; past it (or for a provider that ignores keys),
+            // only a search may decide.
+            OperationState::InProgress | OperationState::Unknown => {
+                if key_trusted_until.is_some_and(|until| now < until) {
+                    self.dispatch(remote, job, None).await
+                } else {
+                    let last = last_dispatched_at.unwrap_or(record.created_at);
+                    self.look_up(remote, job, last).await
+                }
+            }
+        }
+    }
+
+    /// Sends the ticket to the provider and settles the effect by the
+    /// answer. `number` is the dispatch attempt already started by the
+    /// write-ahead record, if any.
+    pub(super) async fn dispatch(
+        &self,
+        remote: &Remote,
+        mut job: Job,
+        number: Option<i32>,
+    ) -> Result<Outcome, KitchenError> {
+        let number = match number {
+            Some(n) => n,
+            None => match self
+                .start_attempt(remote, &mut job, AttemptKind::Dispatch)
+                .await?
+            {
+                Some(n) => n,
+                None => return Ok(in_progress()),
+            },
+        };
+        let request = DispatchRequest {
+            external_ref: job.external_ref.as_str().into(),
+            project_id: job.command.project_id.as_str().into(),
+            title: job.command.title.as_str().into(),
+            description: job.command.description.as_ref().map(|d| d.as_str().into()),
+            priority: job.command.priority.as_str().into(),
+        };
+        let timeout = remote.settings.call_timeout;
+        let answer = tokio::time::timeout(timeout, remote.provider.dispatch(&request))
+            .await
+            .unwrap_or_else(|_| {
+                Dispatched::Ambiguous(format!("no answer within {} ms", timeout.as_millis()))
+            });
+        #[cfg(feature = "fault-injection")]
+        crate::faults::after_dispatch(&job.scope.key);
+        tracing::info!(
+            operation_key = %job.scope.key,
+            external_ref = %job.external_ref,
+            attempt = number,
+            answer = ?answer,
+            "dispatched to the provider"
+        );
+        let now = OffsetDateTime::now_utc();
+        match answer {
+            Dispatched::Created { ticket, replayed } => {
+                let result = if replayed {
+                    "replayed_by_provider"
+                } else {
+                    "created"
+                };
+                self.succeed(&job, ticket, (number, result, None), replayed)
+                    .await
+            }
+            Dispatched::Rejected(why) => {
+                let detail = format!("The provider refused the ticket and made nothing: {why}");
+                let reason = NotCreatedReason::Rejected(why);
+                self.fail_before_effect(&job, (number, "rejected", &detail), reason)
+                    .await
+            }
+            Dispatched::NotSent(why) => {
+                let detail = format!(
+                    "The provider could not be reached, so nothing was sent: {why}. \
+                     Retry with the same key."
+                );
+                let reason = NotCreatedReason::Unavailable(detail.clone());
+                self.fail_before_effect(&job, (number, "not_sent", &detail), reason)
+                    .await
+            }
+            Dispatched::Ambiguous(why) => {
+                let detail = format!(
+                    "The provider's answer was lost ({why}): the ticket may or may not exist \
+                     there. The service is reconciling with the provider's records."
+                );
+                let next = unix_ms(now + remote.settings.reconcile_every);
+                self.stay_unknown(&job, (number, "ambiguous", &why), &detail, next)
+                    .await
+            }
+        }
+    }
+
+    /// Searches the provider for the effect's external reference.
+    async fn look_up(
+        &self,
+        remote: &Remote,
+        mut job: Job,
+        last_dispatched_at: OffsetDateTime,
+    ) -> Result<Outcome, KitchenError> {
+        let Some(number) = self
+            .start_attempt(remote, &mut job, AttemptKind::Lookup)
+            .await?
+        else {
+            return Ok(in_progress());
+        };
+        let timeout = remote.settings.call_timeout;
+        let answer = tokio::time::timeout(
+            timeout,
+            remote.provider.find_by_reference(job.external_ref.as_str()),
+        )
+        .await
+        .unwrap_or_else(|_| Lookup::Failed(format!("no answer within {} ms", timeout.as_millis())));
+        tracing::info!(
+            operation_key = %job.scope.key,
+            external_ref = %job.external_ref,
+            attempt = number,
+            answer = ?answer,
+            "reconciled with the provider"
+        );
+        let now = OffsetDateTime::now_utc();
+        match answer {
+            Lookup::Found(ticket) => {
+                let detail = format!("the provider has it as {}", ticket.id);
+                self.succeed(&job, ticket, (number, "found", Some(&detail)), true)
+                    .await
+            }
+            Lookup::Failed(why) => {
+                let detail = format!(
+                    "The provider could not be searched ({why}); whether the ticket exists is \
+                     still unknown, and reconciliation will try again."
+                );
+                let next = unix_ms(now + remote.settings.reconcile_every);
+                self.stay_unknown(&job, (number, "lookup_failed", &why), &detail, next)
+                    .await
+            }
+            Lookup::Absent => {
+                // A request still being worked on by the provider can land
+                // after our search: absence is proof only once the last
+                // dispatch is older than the provider's longest request.
+                let provable_at = last_dispatched_at + remote.settings.max_inflight;
+                if now < provable_at {
+                    let detail = format!(
+                        "No such ticket at the provider yet, but the request sent at {} may \
+                         still be processed until {}; reconciliation looks again then.",
+                        rfc3339(last_dispatched_at),
+                        rfc3339(provable_at)
+                    );
+                    let next = unix_ms(provable_at).max(unix_ms(now) + 1);
+                    let why = "not found, too soon to be sure";
+                    return self
+                        .stay_unknown(&job, (number, "absent_too_soon", why), &detail, next)
+                        .await;
+                }
+                let why = "not found: provably never made, so it is sent again with the same key";
+                effects::finish_attempt(&self.db, &job.scope, (number, "absent", Some(why)), now)
+                    .await?;
+                self.dispatch(remote, job, None).await
+            }
+        }
+    }
+
+    /// Starts an attempt under a renewed lease; `None` when the lease was lost.
+    async fn start_attempt(
+        &self,
+        remote: &Remote,
+        job: &mut Job,
+        kind: AttemptKind,
+    ) -> Result<Option<i32>, KitchenError> {
+        let now = OffsetDateTime::now_utc();
+        job.lease.until_ms = unix_ms(now + remote.settings.call_timeout + LEASE_MARGIN);
+        effects::start_attempt(
+            &self.db,
+            self.config().wait_bound,
+            &job.scope,
+            job.lease,
+            kind,
+            job.trigger,
+            now,
+            remote.key_trusted_until(now),
+        )
+        .await
+    }
+
+    /// The effect happened: records it with the local copy of the ticket.
+    async fn succeed(
+        &self,
+        job: &Job,
+        receipt: ProviderTicket,
+        attempt: (i32, &str, Option<&str>),
+        earlier: bool,
+    ) -> Result<Outcome, KitchenError> {
+        let now = OffsetDateTime::now_utc();
+        let ticket = Ticket {
+            provider_ticket_id: Some(receipt.id),
+            ..job.command.clone().into_ticket(now)
+        };
+        let snapshot = ResultSnapshot::of(&ticket)
+            .map_err(|e| KitchenError::CorruptRecord(format!("ticket snapshot: {e}")))?;
+        let settle = Settle::Succeeded {
+            ticket: &ticket,
+            snapshot: snapshot.as_str(),
+        };
+        let wait = self.config().wait_bound;
+        if !effects::settle(&self.db, wait, &job.scope, job.lease, attempt, settle, now).await? {
+            return Ok(in_progress());
+        }
+        let Some(operation) = self
+            .operation(job.scope.tenant, job.scope.action, &job.scope.key)
+            .await?
+        else {
+            return Ok(in_progress());
+        };
+        let receipt = Receipt {
+            ticket,
+            snapshot,
+            operation,
+        };
+        Ok(if earlier {
+            Outcome::Replayed(receipt)
+        } else {
+            Outcome::Created(receipt)
+        })
+    }
+
+    async fn fail_before_effect(
+        &self,
+        job: &Job,
+        attempt: (i32, &str, &str),
+        reason: NotCreatedReason,
+    ) -> Result<Outcome, KitchenError> {
+        let (number, result, detail) = attempt;
+        let settle = Settle::FailedBeforeEffect { detail };
+        self.settled_or_busy(job, (number, result, Some(detail)), settle)
+            .await?;
+        Ok(Outcome::NotCreated {
+            operation: self.reference(&job.scope).await?,
+            reason,
+        })
+    }
+
+    async fn stay_unknown(
+        &self,
+        job: &Job,
+        attempt: (i32, &str, &str),
+        detail: &str,
+        next_check_ms: i64,
+    ) -> Result<Outcome, KitchenError> {
+        let (number, result, why) = attempt;
+        let settle = Settle::Unknown {
+            detail,
+            next_check_ms,
+        };
+        self.settled_or_busy(job, (number, result, Some(why)), settle)
+            .await?;
+        Ok(Outcome::Unknown {
+            operation: self.reference(&job.scope).await?,
+            reason: detail.into(),
+        })
+    }
+
+    async fn settled_or_busy(
+        &self,
+        job: &Job,
+        attempt: (i32, &str, Option<&str>),
+        settle: Settle<'_>,
+    ) -> Result<(), KitchenError> {
+        let now = OffsetDateTime::now_utc();
+        let wait = self.config().wait_bound;
+        if !effects::settle(&self.db, wait, &job.scope, job.lease, attempt, settle, now).await? {
+            tracing::warn!(operation_key = %job.scope.key, "lost the lease on an effect before settling it");
+        }
+        Ok(())
+    }
+
+    async fn reference(&self, scope: &Scope) -> Result<crate::OperationRef, KitchenError> {
+        self.operation(scope.tenant, scope.action, &scope.key)
+            .await?
+            .map(|r| r.reference())
+            .ok_or_else(|| KitchenError::CorruptRecord(format!("operation {} vanished", scope.key)))
+    }
+}
+
+/// The request stored with the write-ahead record, validated again.
+fn stored_command(
+    record: &OperationRecord,
+    snapshot: Option<&str>,
+) -> Result<NewTicket, KitchenError> {
+    let corrupt = |why: String| {
+        KitchenError::CorruptRecord(format!("stored request of operation {}: {why}", record.key))
+    };
+    let draft: TicketDraft =
+        serde_json::from_str(snapshot.ok_or_else(|| corrupt("missing".into()))?)
+            .map_err(|e| corrupt(e.to_string()))?;
+    draft
+        .validate()
+        .map_err(|v| corrupt(format!("{} invalid fields", v.len())))
+}

@@ -1,0 +1,441 @@
+//! The effect ledger's SQL (remote backend): the write-ahead record, the
+//! lease that lets one worker at a time call the provider for an effect,
+//! attempts, and the reconciler's queue.
+//!
+//! Why a lease and not a transaction held across the call: the provider call
+//! takes network time and may hang; a database transaction (or row lock)
+//! held for that long would block every reader of the key and die with the
+//! process. A lease is a row value with an expiry: a worker that crashes
+//! simply stops renewing it, and the reconciler takes the effect over once
+//! it has run out.
+
+use std::time::Duration;
+
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use crate::KitchenError;
+use crate::domain::effect::{AttemptKind, EffectAttempt, ExternalRef, Trigger};
+use crate::domain::operation::{Action, OperationKey, OperationRecord};
+use crate::domain::tenant::TenantId;
+use crate::domain::ticket::Ticket;
+
+use super::operations::CLAIM;
+use super::rows::{AttemptRow, EffectRow, effect_columns, operation_columns};
+use super::{Db, WriteTransaction, is_lock_timeout, on_db};
+
+/// (tenant, action, key): the primary key of an operation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Scope {
+    pub(crate) tenant: TenantId,
+    pub(crate) action: Action,
+    pub(crate) key: OperationKey,
+}
+
+impl Scope {
+    pub(crate) fn of(record: &OperationRecord) -> Self {
+        Self {
+            tenant: record.tenant_id,
+            action: record.action,
+            key: record.key.clone(),
+        }
+    }
+}
+
+/// A worker's hold on an effect.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Lease {
+    pub(crate) owner: Uuid,
+    pub(crate) until_ms: i64,
+}
+
+/// The write-ahead record as committed before the first dispatch.
+pub(crate) struct WriteAhead<'a> {
+    pub(crate) record: &'a OperationRecord,
+    pub(crate) request_snapshot: &'a str,
+    pub(crate) external_ref: &'a ExternalRef,
+    pub(crate) key_trusted_until: Option<OffsetDateTime>,
+    pub(crate) lease: Lease,
+}
+
+/// What the write-ahead claim found.
+pub(crate) enum WriteAheadClaim {
+    /// Recorded, with attempt 1 (a dispatch) started: go and dispatch.
+    Placed,
+    /// The key was already recorded.
+    Taken,
+    /// Another writer held the database past the wait bound.
+    Busy,
+}
+
+/// How an attempt's answer moves the effect.
+pub(crate) enum Settle<'a> {
+    /// The ticket exists at the provider: keep its local copy and the
+    /// snapshot every replay returns.
+    Succeeded {
+        ticket: &'a Ticket,
+        snapshot: &'a str,
+    },
+    /// The provider provably made nothing.
+    FailedBeforeEffect { detail: &'a str },
+    /// Not known; the reconciler looks again at `next_check_ms`.
+    Unknown { detail: &'a str, next_check_ms: i64 },
+}
+
+const SET_EFFECT_COLUMNS: &str = "UPDATE operations SET request_snapshot = $4, external_ref = $5, \
+     key_trusted_until = $6, first_dispatched_at = $7, last_dispatched_at = $7, \
+     lease_owner = $8, lease_until_ms = $9, next_check_ms = $9 \
+     WHERE tenant_id = $1 AND action = $2 AND operation_key = $3";
+
+/// Numbers the attempt after the last one of the scope. Only the lease
+/// holder adds attempts, so the numbers cannot collide; if they ever did,
+/// the primary key would refuse the second.
+const INSERT_ATTEMPT: &str = "INSERT INTO operation_attempts \
+     (tenant_id, action, operation_key, attempt_no, kind, trigger, started_at) \
+     SELECT $1, $2, $3, COALESCE(MAX(attempt_no), 0) + 1, $4, $5, $6 FROM operation_attempts \
+     WHERE tenant_id = $1 AND action = $2 AND operation_key = $3 \
+     RETURNING attempt_no";
+
+const FINISH_ATTEMPT: &str = "UPDATE operation_attempts SET finished_at = $5, result = $6, detail = $7 \
+     WHERE tenant_id = $1 AND action = $2 AND operation_key = $3 AND attempt_no = $4";
+
+const TAKE_LEASE: &str = "UPDATE operations SET lease_owner = $4, lease_until_ms = $5 \
+     WHERE tenant_id = $1 AND action = $2 AND operation_key = $3 \
+     AND state <> 'succeeded' AND (lease_until_ms IS NULL OR lease_until_ms < $6)";
+
+/// Each attempt renews the lease for the length of one call ($7), so that
+/// a lookup followed by a dispatch under one lease never outlives it.
+const MARK_DISPATCHING: &str = "UPDATE operations SET state = 'in_progress', \
+     last_dispatched_at = $5, first_dispatched_at = COALESCE(first_dispatched_at, $5), \
+     key_trusted_until = COALESCE(key_trusted_until, $6), lease_until_ms = $7 \
+     WHERE tenant_id = $1 AND action = $2 AND operation_key = $3 AND lease_owner = $4";
+
+const RENEW_LEASE: &str = "UPDATE operations SET lease_until_ms = $5 \
+     WHERE tenant_id = $1 AND action = $2 AND operation_key = $3 AND lease_owner = $4";
+
+const REPLACE_REQUEST: &str = "UPDATE operations SET fingerprint_version = $5, fingerprint = $6, \
+     request_snapshot = $7, created_at = $8, retained_until = $9 \
+     WHERE tenant_id = $1 AND action = $2 AND operation_key = $3 AND lease_owner = $4 \
+     AND state = 'failed_before_effect'";
+
+const SETTLE_SUCCEEDED: &str = "UPDATE operations SET state = 'succeeded', ticket_id = $5, \
+     result_snapshot = $6, state_detail = NULL, lease_owner = NULL, lease_until_ms = NULL, \
+     next_check_ms = NULL \
+     WHERE tenant_id = $1 AND action = $2 AND operation_key = $3 AND lease_owner = $4";
+
+const SETTLE_UNSETTLED: &str = "UPDATE operations SET state = $5, state_detail = $6, \
+     lease_owner = NULL, lease_until_ms = NULL, next_check_ms = $7 \
+     WHERE tenant_id = $1 AND action = $2 AND operation_key = $3 AND lease_owner = $4";
+
+const RELEASE_LEASE: &str = "UPDATE operations SET lease_owner = NULL, lease_until_ms = NULL \
+     WHERE tenant_id = $1 AND action = $2 AND operation_key = $3 AND lease_owner = $4";
+
+const SELECT_EFFECT: &str = concat!(
+    "SELECT ",
+    operation_columns!(),
+    ", ",
+    effect_columns!(),
+    " FROM operations WHERE tenant_id = $1 AND action = $2 AND operation_key = $3"
+);
+
+const SELECT_ATTEMPTS: &str = "SELECT attempt_no, kind, trigger, started_at, finished_at, result, detail \
+     FROM operation_attempts WHERE tenant_id = $1 AND action = $2 AND operation_key = $3 \
+     ORDER BY attempt_no";
+
+/// Unsettled effects whose time has come and whose lease (if any) ran out:
+/// the reconciler's queue, served by the partial index on `next_check_ms`.
+const SELECT_DUE: &str = "SELECT tenant_id, action, operation_key FROM operations \
+     WHERE state IN ('in_progress', 'unknown') AND next_check_ms <= $1 \
+     AND (lease_until_ms IS NULL OR lease_until_ms < $1) \
+     ORDER BY next_check_ms LIMIT $2";
+
+/// Binds a scope as `$1`, `$2`, `$3`.
+macro_rules! bind_scope {
+    ($query:expr, $scope:expr) => {
+        $query
+            .bind($scope.tenant.as_uuid())
+            .bind($scope.action.as_str())
+            .bind($scope.key.as_str())
+    };
+}
+
+/// Records the operation as `in_progress`, its effect columns and its first
+/// attempt (a dispatch), in one transaction that commits before anything is
+/// sent: whatever happens to the dispatch, the intent is on disk first.
+///
+/// The claim is the same `INSERT … ON CONFLICT DO NOTHING` on the primary
+/// key as for a local create: the unique key, not a prior read, decides who
+/// dispatches.
+pub(crate) async fn write_ahead(
+    db: &Db,
+    wait: Duration,
+    ahead: &WriteAhead<'_>,
+    started_at: OffsetDateTime,
+) -> Result<WriteAheadClaim, KitchenError> {
+    let record = ahead.record;
+    let scope = Scope::of(record);
+    let placed: sqlx::Result<bool> = on_db!(db, pool => async {
+        let mut tx = WriteTransaction::begin_write(pool, wait).await?;
+        let claimed = super::operations::bind_claim!(sqlx::query(CLAIM), record)
+            .execute(&mut *tx)
+            .await?;
+        if claimed.rows_affected() != 1 {
+            tx.rollback().await?;
+            return Ok(false);
+        }
+        bind_scope!(sqlx::query(SET_EFFECT_COLUMNS), scope)
+            .bind(ahead.request_snapshot)
+            .bind(ahead.external_ref.as_str())
+            .bind(ahead.key_trusted_until)
+            .bind(started_at)
+            .bind(ahead.lease.owner)
+            .bind(ahead.lease.until_ms)
+            .execute(&mut *tx)
+            .await?;
+        bind_scope!(sqlx::query_scalar::<_, i32>(INSERT_ATTEMPT), scope)
+            .bind(AttemptKind::Dispatch.as_str())
+            .bind(Trigger::Request.as_str())
+            .bind(started_at)
+            .fetch_one(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(true)
+    }.await);
+    match placed {
+        Ok(true) => Ok(WriteAheadClaim::Placed),
+        Ok(false) => Ok(WriteAheadClaim::Taken),
+        Err(e) if is_lock_timeout(&e) => Ok(WriteAheadClaim::Busy),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Takes the lease on an unsettled effect whose previous lease (if any) ran
+/// out. `false`: someone else holds it, or the effect is settled.
+pub(crate) async fn take_lease(
+    db: &Db,
+    scope: &Scope,
+    lease: Lease,
+    now_ms: i64,
+) -> Result<bool, KitchenError> {
+    let done = on_db!(db, pool => bind_scope!(sqlx::query(TAKE_LEASE), scope)
+        .bind(lease.owner)
+        .bind(lease.until_ms)
+        .bind(now_ms)
+        .execute(pool)
+        .await?
+        .rows_affected());
+    Ok(done == 1)
+}
+
+/// Gives a lease back without settling (a lookup that changed nothing is
+/// recorded through [`settle`] instead).
+pub(crate) async fn release_lease(
+    db: &Db,
+    scope: &Scope,
+    lease: Lease,
+) -> Result<(), KitchenError> {
+    on_db!(db, pool => bind_scope!(sqlx::query(RELEASE_LEASE), scope)
+        .bind(lease.owner)
+        .execute(pool)
+        .await
+        .map(drop)?);
+    Ok(())
+}
+
+/// Under the lease, replaces the request of an effect that failed before
+/// happening: its key was not spent, so a corrected request may take it.
+pub(crate) async fn replace_request(
+    db: &Db,
+    lease: Lease,
+    record: &OperationRecord,
+    request_snapshot: &str,
+) -> Result<bool, KitchenError> {
+    let scope = Scope::of(record);
+    let done = on_db!(db, pool => bind_scope!(sqlx::query(REPLACE_REQUEST), scope)
+        .bind(lease.owner)
+        .bind(record.fingerprint.version())
+        .bind(record.fingerprint.hex())
+        .bind(request_snapshot)
+        .bind(record.created_at)
+        .bind(record.retained_until)
+        .execute(pool)
+        .await?
+        .rows_affected());
+    Ok(done == 1)
+}
+
+/// Under the lease (renewed to `lease.until_ms`), starts an attempt and
+/// returns its number; `None` when the lease was lost. A dispatch also marks the effect `in_progress` and
+/// stamps the dispatch times (and, at the first dispatch, the end of the
+/// provider's dedup window).
+pub(crate) async fn start_attempt(
+    db: &Db,
+    wait: Duration,
+    scope: &Scope,
+    lease: Lease,
+    kind: AttemptKind,
+    trigger: Trigger,
+    now: OffsetDateTime,
+    key_trusted_until: Option<OffsetDateTime>,
+) -> Result<Option<i32>, KitchenError> {
+    let number: sqlx::Result<Option<i32>> = on_db!(db, pool => async {
+        let mut tx = WriteTransaction::begin_write(pool, wait).await?;
+        let held = match kind {
+            AttemptKind::Dispatch => bind_scope!(sqlx::query(MARK_DISPATCHING), scope)
+                .bind(lease.owner)
+                .bind(now)
+                .bind(key_trusted_until)
+                .bind(lease.until_ms),
+            AttemptKind::Lookup => bind_scope!(sqlx::query(RENEW_LEASE), scope)
+                .bind(lease.owner)
+                .bind(lease.until_ms),
+        }
+        .execute(&mut *tx)
+        .await?;
+        if held.rows_affected() != 1 {
+            tx.rollback().await?;
+            return Ok(None);
+        }
+        let number = bind_scope!(sqlx::query_scalar::<_, i32>(INSERT_ATTEMPT), scope)
+            .bind(kind.as_str())
+            .bind(trigger.as_str())
+            .bind(now)
+            .fetch_one(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(Some(number))
+    }.await);
+    Ok(number?)
+}
+
+/// Under the lease, records an attempt's answer and what it means for the
+/// effect, in one transaction, and gives the lease back. For a success the
+/// local copy of the ticket is inserted in the same transaction, so the
+/// record never says `succeeded` without its ticket. `false`: the lease was
+/// lost and nothing was written.
+pub(crate) async fn settle(
+    db: &Db,
+    wait: Duration,
+    scope: &Scope,
+    lease: Lease,
+    attempt: (i32, &str, Option<&str>),
+    settle: Settle<'_>,
+    now: OffsetDateTime,
+) -> Result<bool, KitchenError> {
+    let (number, result, detail) = attempt;
+    let settled: sqlx::Result<bool> = on_db!(db, pool => async {
+        let mut tx = WriteTransaction::begin_write(pool, wait).await?;
+        bind_scope!(sqlx::query(FINISH_ATTEMPT), scope)
+            .bind(number)
+            .bind(now)
+            .bind(result)
+            .bind(detail)
+            .execute(&mut *tx)
+            .await?;
+        let moved = match &settle {
+            Settle::Succeeded { ticket, snapshot } => {
+                let insert = sqlx::query(INSERT_TICKET_WITH_PROVIDER_ID)
+                    .bind(ticket.id.as_uuid())
+                    .bind(scope.tenant.as_uuid());
+                super::operations::bind_ticket_fields!(insert, ticket)
+                    .bind(ticket.provider_ticket_id.as_deref())
+                    .execute(&mut *tx)
+                    .await?;
+                bind_scope!(sqlx::query(SETTLE_SUCCEEDED), scope)
+                    .bind(lease.owner)
+                    .bind(ticket.id.as_uuid())
+                    .bind(*snapshot)
+                    .execute(&mut *tx)
+                    .await?
+            }
+            Settle::FailedBeforeEffect { detail } => {
+                bind_scope!(sqlx::query(SETTLE_UNSETTLED), scope)
+                    .bind(lease.owner)
+                    .bind("failed_before_effect")
+                    .bind(*detail)
+                    .bind(None::<i64>)
+                    .execute(&mut *tx)
+                    .await?
+            }
+            Settle::Unknown { detail, next_check_ms } => {
+                bind_scope!(sqlx::query(SETTLE_UNSETTLED), scope)
+                    .bind(lease.owner)
+                    .bind("unknown")
+                    .bind(*detail)
+                    .bind(*next_check_ms)
+                    .execute(&mut *tx)
+                    .await?
+            }
+        };
+        if moved.rows_affected() != 1 {
+            tx.rollback().await?;
+            return Ok(false);
+        }
+        tx.commit().await?;
+        Ok(true)
+    }.await);
+    Ok(settled?)
+}
+
+/// Records an attempt's answer without moving the effect (a lookup that
+/// found nothing, before the re-dispatch it allows).
+pub(crate) async fn finish_attempt(
+    db: &Db,
+    scope: &Scope,
+    attempt: (i32, &str, Option<&str>),
+    now: OffsetDateTime,
+) -> Result<(), KitchenError> {
+    let (number, result, detail) = attempt;
+    on_db!(db, pool => bind_scope!(sqlx::query(FINISH_ATTEMPT), scope)
+        .bind(number)
+        .bind(now)
+        .bind(result)
+        .bind(detail)
+        .execute(pool)
+        .await
+        .map(drop)?);
+    Ok(())
+}
+
+/// The local copy of a ticket made in a provider, with the provider's id.
+const INSERT_TICKET_WITH_PROVIDER_ID: &str = "INSERT INTO tickets \
+     (id, tenant_id, project_id, title, description, priority, status, created_at, provider_ticket_id) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";
+
+/// The record of a scope with its effect columns.
+pub(crate) async fn find(db: &Db, scope: &Scope) -> Result<Option<EffectRow>, KitchenError> {
+    Ok(
+        on_db!(db, pool => bind_scope!(sqlx::query_as::<_, EffectRow>(SELECT_EFFECT), scope)
+        .fetch_optional(pool)
+        .await?),
+    )
+}
+
+/// Every attempt of a scope, oldest first.
+pub(crate) async fn attempts(db: &Db, scope: &Scope) -> Result<Vec<EffectAttempt>, KitchenError> {
+    let rows = on_db!(db, pool => bind_scope!(sqlx::query_as::<_, AttemptRow>(SELECT_ATTEMPTS), scope)
+        .fetch_all(pool)
+        .await?);
+    rows.into_iter().map(TryInto::try_into).collect()
+}
+
+/// Up to `limit` unsettled effects that are due, oldest schedule first.
+pub(crate) async fn due(db: &Db, now_ms: i64, limit: i64) -> Result<Vec<Scope>, KitchenError> {
+    let rows: Vec<(Uuid, String, String)> = on_db!(db, pool => sqlx::query_as(SELECT_DUE)
+        .bind(now_ms)
+        .bind(limit)
+        .fetch_all(pool)
+        .await?);
+    rows.into_iter()
+        .map(|(tenant, action, key)| {
+            Ok(Scope {
+                tenant: TenantId::from_uuid(tenant),
+                action: Action::parse(&action).ok_or_else(|| {
+                    KitchenError::CorruptRecord(format!("operation action: {action}"))
+                })?,
+                key: OperationKey::parse(key)
+                    .map_err(|e| KitchenError::CorruptRecord(format!("operation key: {e}")))?,
+            })
+        })
+        .collect()
+}

@@ -10,8 +10,12 @@
 //! - [`fault_proxy`]: a TCP proxy that forwards a request and cuts the
 //!   client off before any byte of the answer reaches it.
 //! - [`load`]: the load generator behind the benchmarks.
-//! - `bin/double-fire.rs`, `bin/load.rs`: the command lines.
+//! - [`provider_sim`]: a fake hosted ticket tracker that misbehaves on
+//!   demand, for testing the remote ticket backend against.
+//! - `bin/double-fire.rs`, `bin/load.rs`, `bin/provider-sim.rs`: the
+//!   command lines.
 
 pub mod double_fire;
 pub mod fault_proxy;
 pub mod load;
+pub mod provider_sim;

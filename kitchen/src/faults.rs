@@ -23,7 +23,7 @@ pub(crate) fn after_commit(key: &crate::OperationKey) {
 /// answered a dispatch (remote backend), before the answer is recorded.
 pub const CRASH_AFTER_DISPATCH: &str = "fault:crash-after-dispatch:";
 
-/// Called right after a dispatch to the provider returned.
+/// Called right after the first dispatch of an effect returned.
 pub(crate) fn after_dispatch(key: &crate::OperationKey) {
     if key.as_str().starts_with(CRASH_AFTER_DISPATCH) {
         eprintln!("fault injection: aborting right after dispatching operation {key}");

@@ -66,7 +66,8 @@ get_operation_status first.";
 /// `get_operation_status`.
 pub const GET_OPERATION_STATUS: &str = "Find out what happened to a create_ticket call, by its \
 operation_id. Returns the ticket if it was created. If nothing was recorded, no ticket was created \
-and calling create_ticket again with the same operation_id and arguments is safe.";
+and calling create_ticket again with the same operation_id and arguments is safe. When create_ticket \
+answered status unknown, this checks with the ticket provider.";
 
 /// `preview_ticket`.
 pub const PREVIEW_TICKET: &str = "Check a ticket without creating it: validates the arguments and \

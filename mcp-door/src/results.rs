@@ -1,6 +1,8 @@
 //! Tool results: structured content, described by each tool's output schema.
 
-use kitchen::{FieldViolation, OperationRecord, Ticket, rfc3339};
+use kitchen::{
+    EffectAttempt, EffectLedger, FieldViolation, OperationState, OperationStatus, Ticket, rfc3339,
+};
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -61,8 +63,16 @@ impl From<FieldViolation> for FieldError {
 /// What `create_ticket` answers.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct CreateTicketResult {
-    /// created, replayed, conflict, invalid or in_progress.
-    #[schemars(extend("enum" = ["created", "replayed", "conflict", "invalid", "in_progress"]))]
+    /// created, replayed, conflict, invalid, in_progress, not_created or unknown.
+    #[schemars(extend("enum" = [
+        "created",
+        "replayed",
+        "conflict",
+        "invalid",
+        "in_progress",
+        "not_created",
+        "unknown"
+    ]))]
     pub status: String,
     /// The operation_id of this call.
     pub operation_id: Option<String>,
@@ -74,7 +84,10 @@ pub struct CreateTicketResult {
     /// For conflict: the operation_id that already names another ticket request (never its content).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub original_operation_id: Option<String>,
-    /// For in_progress: seconds to wait before retrying.
+    /// For not_created and unknown: what the ticket provider said, or what is known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// For in_progress, unknown and an unreachable provider: seconds to wait before retrying.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retry_after_seconds: Option<u64>,
     /// What to do next, in one sentence.
@@ -84,35 +97,136 @@ pub struct CreateTicketResult {
 /// What `get_operation_status` answers.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct OperationStatusResult {
-    /// succeeded (the ticket exists) or not_found (nothing recorded: retrying is safe).
-    #[schemars(extend("enum" = ["succeeded", "not_found"]))]
+    /// succeeded (the ticket exists), in_progress (being sent to the ticket provider), unknown
+    /// (being reconciled with the provider), failed_before_effect (nothing was created) or
+    /// not_found (nothing recorded: retrying is safe).
+    #[schemars(extend("enum" = [
+        "succeeded",
+        "in_progress",
+        "unknown",
+        "failed_before_effect",
+        "not_found"
+    ]))]
     pub state: String,
     /// The operation_id looked up.
     pub operation_id: String,
-    /// The ticket, when created.
+    /// The ticket, when succeeded.
     pub ticket: Option<TicketOut>,
     /// Until when the record is kept (RFC 3339).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retained_until: Option<String>,
     /// Whether calling create_ticket again with this operation_id and the same arguments is safe.
     pub retry_safe: bool,
+    /// For a ticket made in a provider: why nothing was created, or why the outcome is unknown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    /// For a ticket made in a provider: how many calls were made to the provider for it (sends
+    /// and lookups).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attempts: Option<u32>,
+    /// For a ticket made in a provider: the latest lookup of it at the provider.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_reconciliation: Option<Reconciliation>,
     /// What to do next, in one sentence.
     pub next_step: String,
 }
 
-impl OperationStatusResult {
-    /// The status of a recorded operation.
-    pub fn recorded(record: &OperationRecord, ticket: Option<TicketOut>) -> Self {
+/// One lookup of a ticket at the provider by the service.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Reconciliation {
+    /// found, absent, absent_too_soon or lookup_failed; null if it has not finished.
+    pub result: Option<String>,
+    /// When it started (RFC 3339).
+    pub at: String,
+    /// What caused it: request, retry, status, background or startup.
+    pub trigger: String,
+}
+
+impl From<&EffectAttempt> for Reconciliation {
+    fn from(a: &EffectAttempt) -> Self {
         Self {
-            state: record.state.as_str().into(),
-            operation_id: record.key.as_str().into(),
+            result: a.result.clone(),
+            at: rfc3339(a.started_at),
+            trigger: a.trigger.as_str().into(),
+        }
+    }
+}
+
+/// What the status shows of an effect ledger (remote backend only).
+#[derive(Debug, Clone)]
+pub(crate) struct EffectSummary<'a> {
+    pub(crate) detail: Option<&'a str>,
+    pub(crate) attempts: usize,
+    pub(crate) last_reconciliation: Option<&'a EffectAttempt>,
+}
+
+impl<'a> From<&'a EffectLedger> for EffectSummary<'a> {
+    fn from(ledger: &'a EffectLedger) -> Self {
+        Self {
+            detail: ledger.state_detail.as_deref(),
+            attempts: ledger.attempts.len(),
+            last_reconciliation: ledger.last_reconciliation(),
+        }
+    }
+}
+
+impl OperationStatusResult {
+    /// The status of a recorded operation; `ticket` is its result, if any.
+    pub fn recorded(status: &OperationStatus, ticket: Option<TicketOut>) -> Self {
+        let record = &status.record;
+        Self::in_state(
+            record.state,
+            record.key.as_str().into(),
+            Some(rfc3339(record.retained_until)),
             ticket,
-            retained_until: Some(rfc3339(record.retained_until)),
+            status.effect.as_ref().map(EffectSummary::from),
+        )
+    }
+
+    pub(crate) fn in_state(
+        state: OperationState,
+        operation_id: String,
+        retained_until: Option<String>,
+        ticket: Option<TicketOut>,
+        effect: Option<EffectSummary<'_>>,
+    ) -> Self {
+        let next_step = match state {
+            OperationState::Succeeded => {
+                "The ticket was created; do not create it again. Retrying create_ticket with this \
+                 operation_id and the same arguments returns this ticket."
+            }
+            OperationState::InProgress => {
+                "The ticket is being sent to the ticket provider: check again shortly, or retry \
+                 create_ticket with the same operation_id and arguments; do not invent a new \
+                 operation_id for this ticket."
+            }
+            OperationState::Unknown => {
+                "Whether the ticket was created is not known yet; it is being reconciled with the \
+                 ticket provider. Retry create_ticket with the same operation_id and arguments, or \
+                 check again shortly; never invent a new operation_id for this ticket (it could \
+                 create a duplicate)."
+            }
+            OperationState::FailedBeforeEffect => {
+                "Nothing was created and this operation_id is not used up: call create_ticket \
+                 again with the same operation_id (if detail says the provider refused the \
+                 ticket, correct the arguments first)."
+            }
+        };
+        Self {
+            state: state.as_str().into(),
+            operation_id,
+            ticket,
+            retained_until,
             retry_safe: true,
-            next_step:
-                "The ticket was created; do not create it again. Retrying create_ticket with \
-                        this operation_id and the same arguments returns this ticket."
-                    .into(),
+            detail: effect.as_ref().and_then(|e| e.detail).map(Into::into),
+            attempts: effect
+                .as_ref()
+                .map(|e| u32::try_from(e.attempts).unwrap_or(u32::MAX)),
+            last_reconciliation: effect
+                .as_ref()
+                .and_then(|e| e.last_reconciliation)
+                .map(Reconciliation::from),
+            next_step: next_step.into(),
         }
     }
 
@@ -124,6 +238,9 @@ impl OperationStatusResult {
             ticket: None,
             retained_until: None,
             retry_safe: true,
+            detail: None,
+            attempts: None,
+            last_reconciliation: None,
             next_step:
                 "Nothing was recorded for this operation_id, so no ticket was created: call \
                         create_ticket again with the same operation_id and arguments."
@@ -184,4 +301,129 @@ pub struct ToolProblem {
     pub errors: Vec<FieldError>,
     /// What to do next, in one sentence.
     pub next_step: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use kitchen::{AttemptKind, Trigger};
+    use serde_json::{Value, json};
+    use time::OffsetDateTime;
+
+    use super::*;
+
+    const KEY: &str = "0193a4f2-7c1e-7b8a-9f00-4c2d1e5b6a79";
+
+    fn attempt(number: i32, kind: AttemptKind, trigger: Trigger, result: &str) -> EffectAttempt {
+        EffectAttempt {
+            number,
+            kind,
+            trigger,
+            started_at: OffsetDateTime::UNIX_EPOCH + time::Duration::seconds(number.into()),
+            finished_at: None,
+            result: Some(result.into()),
+            detail: None,
+        }
+    }
+
+    fn status(state: OperationState, effect: Option<EffectSummary<'_>>) -> Value {
+        let result = OperationStatusResult::in_state(
+            state,
+            KEY.into(),
+            Some("2026-01-08T00:00:00Z".into()),
+            None,
+            effect,
+        );
+        assert!(result.retry_safe);
+        serde_json::to_value(result).expect("json")
+    }
+
+    #[test]
+    fn an_unknown_operation_shows_its_ledger_compactly() {
+        let attempts = [
+            attempt(1, AttemptKind::Dispatch, Trigger::Request, "ambiguous"),
+            attempt(
+                2,
+                AttemptKind::Lookup,
+                Trigger::Background,
+                "absent_too_soon",
+            ),
+            attempt(3, AttemptKind::Lookup, Trigger::Status, "lookup_failed"),
+        ];
+        let body = status(
+            OperationState::Unknown,
+            Some(EffectSummary {
+                detail: Some("The provider's answer was lost."),
+                attempts: attempts.len(),
+                last_reconciliation: attempts.last(),
+            }),
+        );
+        let step = body["next_step"].as_str().expect("a next_step").to_owned();
+        assert_eq!(
+            body,
+            json!({
+                "state": "unknown",
+                "operation_id": KEY,
+                "ticket": null,
+                "retained_until": "2026-01-08T00:00:00Z",
+                "retry_safe": true,
+                "detail": "The provider's answer was lost.",
+                "attempts": 3,
+                "last_reconciliation": {
+                    "result": "lookup_failed",
+                    "at": "1970-01-01T00:00:03Z",
+                    "trigger": "status",
+                },
+                "next_step": step,
+            })
+        );
+        assert!(step.contains("same operation_id and arguments"), "{step}");
+        assert!(step.contains("never invent a new operation_id"), "{step}");
+    }
+
+    #[test]
+    fn each_state_says_what_to_do() {
+        for (state, words) in [
+            (OperationState::Succeeded, "do not create it again"),
+            (OperationState::InProgress, "check again shortly"),
+            (OperationState::Unknown, "reconciled"),
+            (OperationState::FailedBeforeEffect, "not used up"),
+        ] {
+            let body = status(state, None);
+            assert_eq!(body["state"], state.as_str());
+            let step = body["next_step"].as_str().expect("a next_step");
+            assert!(step.contains(words), "{state:?}: {step}");
+            if state != OperationState::Succeeded {
+                assert!(step.contains("same operation_id"), "{state:?}: {step}");
+            }
+            // A ticket made locally has no ledger: nothing of it is shown.
+            for field in ["detail", "attempts", "last_reconciliation"] {
+                assert!(body.get(field).is_none(), "{state:?}: {body}");
+            }
+        }
+    }
+
+    #[test]
+    fn an_unfinished_lookup_has_a_null_result() {
+        let mut lookup = attempt(2, AttemptKind::Lookup, Trigger::Retry, "found");
+        lookup.result = None;
+        let shown = Reconciliation::from(&lookup);
+        assert_eq!(shown.result, None);
+        assert_eq!(shown.trigger, "retry");
+    }
+
+    #[test]
+    fn the_output_schema_lists_every_state() {
+        let schema =
+            serde_json::to_value(schemars::schema_for!(OperationStatusResult)).expect("a schema");
+        assert_eq!(
+            schema["properties"]["state"]["enum"],
+            json!([
+                "succeeded",
+                "in_progress",
+                "unknown",
+                "failed_before_effect",
+                "not_found"
+            ])
+        );
+    }
 }

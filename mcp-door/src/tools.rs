@@ -3,8 +3,8 @@
 use std::sync::OnceLock;
 
 use kitchen::{
-    Action, Cursor, FieldViolation, Kitchen, KitchenError, OperationKey, Outcome, PageSize,
-    ProjectId, Tenant, TicketId,
+    Action, Cursor, FieldViolation, Kitchen, KitchenError, NotCreatedReason, OperationKey, Outcome,
+    PageSize, ProjectId, Tenant, TicketId,
 };
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::schema_for_output;
@@ -179,21 +179,23 @@ impl TicketTools {
                     ));
                 }
             };
-            let record = self
+            // Reconciles an unknown outcome with the provider before answering.
+            let status = self
                 .kitchen
-                .operation(tenant.id, Action::CreateTicket, &key)
+                .operation_status(tenant.id, Action::CreateTicket, &key)
                 .await
                 .map_err(unexpected)?;
-            let status = match record {
+            let status = match status {
                 None => OperationStatusResult::not_found(key.as_str().into()),
-                Some(record) => {
-                    let ticket = record
+                Some(status) => {
+                    let ticket = status
+                        .record
                         .result
                         .as_ref()
                         .map(|snapshot| snapshot.ticket())
                         .transpose()
                         .map_err(|e| unexpected(KitchenError::CorruptRecord(e.to_string())))?;
-                    OperationStatusResult::recorded(&record, ticket.as_ref().map(TicketOut::from))
+                    OperationStatusResult::recorded(&status, ticket.as_ref().map(TicketOut::from))
                 }
             };
             Ok(structured(&status))
@@ -390,10 +392,16 @@ impl TicketTools {
             .await
             .map_err(unexpected)?;
         let name = outcome.name();
+        // A broken contract is the caller's doing; a provider's refusal,
+        // its absence or a lost answer is not.
         let failure = match &outcome {
             Outcome::Conflict { .. } => Some("idempotency_key_reused"),
             Outcome::Invalid { .. } => Some("validation_failed"),
-            _ => None,
+            Outcome::Created(_)
+            | Outcome::Replayed(_)
+            | Outcome::InProgress { .. }
+            | Outcome::NotCreated { .. }
+            | Outcome::Unknown { .. } => None,
         };
         Ok((create_result(&key, outcome), name, failure))
     }
@@ -447,6 +455,7 @@ fn create_result(key: &OperationKey, outcome: Outcome) -> CallToolResult {
         ticket: None,
         errors: None,
         original_operation_id: None,
+        reason: None,
         retry_after_seconds: None,
         next_step: next_step.into(),
     };
@@ -486,8 +495,50 @@ fn create_result(key: &OperationKey, outcome: Outcome) -> CallToolResult {
                  retry_after_seconds.",
             )
         }),
+        Outcome::NotCreated {
+            operation: _,
+            reason,
+        } => {
+            let (retry_after_seconds, next_step) = match &reason {
+                NotCreatedReason::Rejected(_) => (
+                    None,
+                    "Nothing was created: the ticket provider refused this ticket (see reason). The \
+                     operation_id is not used up: correct the arguments and call create_ticket \
+                     again with the same operation_id.",
+                ),
+                NotCreatedReason::Unavailable(_) => (
+                    Some(PROVIDER_RETRY_AFTER_SECONDS),
+                    "Nothing was created: the ticket provider could not be reached. The \
+                     operation_id is not used up: call create_ticket again later (after \
+                     retry_after_seconds) with the same operation_id and arguments.",
+                ),
+            };
+            structured_error(&CreateTicketResult {
+                reason: Some(reason.detail().into()),
+                retry_after_seconds,
+                ..base("not_created", next_step)
+            })
+        }
+        Outcome::Unknown {
+            operation: _,
+            reason,
+        } => structured(&CreateTicketResult {
+            reason: Some(reason),
+            retry_after_seconds: Some(PROVIDER_RETRY_AFTER_SECONDS),
+            ..base(
+                "unknown",
+                "Whether the ticket was created is not known yet; it is being reconciled with the \
+                 ticket provider. After retry_after_seconds, call create_ticket again with the same \
+                 operation_id and arguments, or call get_operation_status with it; do not invent a \
+                 new operation_id for this ticket (it could create a duplicate).",
+            )
+        }),
     }
 }
+
+/// Seconds to wait before retrying when the provider is unreachable or its
+/// answer was lost: time for the service to reconcile.
+const PROVIDER_RETRY_AFTER_SECONDS: u64 = 2;
 
 fn invalid_create(operation_id: Option<String>, violations: Vec<FieldViolation>) -> CallToolResult {
     structured_error(&CreateTicketResult {
@@ -496,6 +547,7 @@ fn invalid_create(operation_id: Option<String>, violations: Vec<FieldViolation>)
         ticket: None,
         errors: Some(violations.into_iter().map(FieldError::from).collect()),
         original_operation_id: None,
+        reason: None,
         retry_after_seconds: None,
         next_step:
             "Nothing was created. Correct the arguments listed in errors and call again; you \
@@ -537,4 +589,126 @@ fn unexpected(error: KitchenError) -> McpError {
          operation_id and arguments.",
         None,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use kitchen::OperationRef;
+    use serde_json::Value;
+
+    use super::*;
+
+    const KEY: &str = "0193a4f2-7c1e-7b8a-9f00-4c2d1e5b6a79";
+
+    fn key() -> OperationKey {
+        OperationKey::parse(KEY).expect("a key")
+    }
+
+    fn operation() -> OperationRef {
+        OperationRef {
+            action: Action::CreateTicket,
+            key: key(),
+            created_at: time::OffsetDateTime::UNIX_EPOCH,
+        }
+    }
+
+    fn content(result: &CallToolResult) -> &Value {
+        result
+            .structured_content
+            .as_ref()
+            .expect("structured content")
+    }
+
+    fn next_step(result: &CallToolResult) -> &str {
+        content(result)["next_step"].as_str().expect("a next_step")
+    }
+
+    #[test]
+    fn an_unknown_outcome_is_not_an_error_and_keeps_the_operation_id() {
+        let result = create_result(
+            &key(),
+            Outcome::Unknown {
+                operation: operation(),
+                reason: "The provider's answer was lost.".into(),
+            },
+        );
+        assert_ne!(result.is_error, Some(true));
+        let body = content(&result);
+        assert_eq!(body["status"], "unknown");
+        assert_eq!(body["operation_id"], KEY);
+        assert_eq!(body["ticket"], Value::Null);
+        assert_eq!(body["reason"], "The provider's answer was lost.");
+        let wait = body["retry_after_seconds"].as_u64().expect("a wait");
+        assert!((1..=2).contains(&wait), "{wait}");
+        let step = next_step(&result);
+        assert!(step.contains("same operation_id"), "{step}");
+        assert!(step.contains("get_operation_status"), "{step}");
+        assert!(step.contains("do not invent a new operation_id"), "{step}");
+    }
+
+    #[test]
+    fn a_refused_ticket_is_an_error_that_keeps_the_operation_id() {
+        let result = create_result(
+            &key(),
+            Outcome::NotCreated {
+                operation: operation(),
+                reason: NotCreatedReason::Rejected("title: too short".into()),
+            },
+        );
+        assert_eq!(result.is_error, Some(true));
+        let body = content(&result);
+        assert_eq!(body["status"], "not_created");
+        assert_eq!(body["operation_id"], KEY);
+        assert_eq!(body["ticket"], Value::Null);
+        assert_eq!(body["reason"], "title: too short");
+        assert!(body.get("retry_after_seconds").is_none(), "{body}");
+        let step = next_step(&result);
+        assert!(step.contains("Nothing was created"), "{step}");
+        assert!(step.contains("correct the arguments"), "{step}");
+        assert!(step.contains("same operation_id"), "{step}");
+    }
+
+    #[test]
+    fn an_unreachable_provider_is_an_error_that_says_retry_later() {
+        let result = create_result(
+            &key(),
+            Outcome::NotCreated {
+                operation: operation(),
+                reason: NotCreatedReason::Unavailable("connection refused".into()),
+            },
+        );
+        assert_eq!(result.is_error, Some(true));
+        let body = content(&result);
+        assert_eq!(body["status"], "not_created");
+        assert_eq!(body["operation_id"], KEY);
+        assert_eq!(body["reason"], "connection refused");
+        assert!(body["retry_after_seconds"].as_u64().is_some(), "{body}");
+        let step = next_step(&result);
+        assert!(step.contains("Nothing was created"), "{step}");
+        assert!(step.contains("later"), "{step}");
+        assert!(step.contains("same operation_id and arguments"), "{step}");
+    }
+
+    #[test]
+    fn the_output_schema_lists_every_status() {
+        let schema = serde_json::to_value(schema_for_output::<CreateTicketResult>().as_ref())
+            .expect("a schema");
+        let statuses = &schema["properties"]["status"]["enum"];
+        for status in [
+            "created",
+            "replayed",
+            "conflict",
+            "invalid",
+            "in_progress",
+            "not_created",
+            "unknown",
+        ] {
+            assert!(
+                statuses
+                    .as_array()
+                    .is_some_and(|s| s.contains(&status.into())),
+                "{status} in {statuses}"
+            );
+        }
+    }
 }

@@ -28,6 +28,10 @@ pub enum RestError {
     InProgress(Duration),
     /// Field-level validation failed.
     Validation(Vec<FieldViolation>),
+    /// The ticket provider refused the ticket; its words.
+    ProviderRejected(String),
+    /// The ticket provider could not be reached; what happened.
+    ProviderUnavailable(String),
     /// The body is not JSON.
     MalformedJson(String),
     /// The body is JSON of the wrong shape.
@@ -62,6 +66,8 @@ impl RestError {
             Self::KeyReused(_) => ProblemKind::IDEMPOTENCY_KEY_REUSED,
             Self::InProgress(_) => ProblemKind::OPERATION_IN_PROGRESS,
             Self::Validation(_) => ProblemKind::VALIDATION_FAILED,
+            Self::ProviderRejected(_) => ProblemKind::PROVIDER_REJECTED,
+            Self::ProviderUnavailable(_) => ProblemKind::PROVIDER_UNAVAILABLE,
             Self::MalformedJson(_) => ProblemKind::MALFORMED_JSON,
             Self::InvalidBody(_) => ProblemKind::INVALID_BODY,
             Self::UnsupportedMediaType => ProblemKind::UNSUPPORTED_MEDIA_TYPE,
@@ -81,6 +87,7 @@ impl RestError {
             Self::MalformedIdempotencyKey(_) => ("invalid", Some("idempotency_key_malformed")),
             Self::KeyReused(_) => ("conflict", Some("idempotency_key_reused")),
             Self::InProgress(_) => ("in_progress", None),
+            Self::ProviderRejected(_) | Self::ProviderUnavailable(_) => ("not_created", None),
             Self::Validation(_)
             | Self::MalformedJson(_)
             | Self::InvalidBody(_)
@@ -125,6 +132,15 @@ impl RestError {
                  was used up: correct the input and send it again.",
                 v.len()
             ),
+            Self::ProviderRejected(why) => format!(
+                "The ticket provider refused the ticket: {why}. Nothing was created and the \
+                 Idempotency-Key was not used up: correct the request and send it again."
+            ),
+            Self::ProviderUnavailable(why) => format!(
+                "{why} Nothing was created and the Idempotency-Key was not used up: retry the \
+                 same request with the same key in {} s.",
+                PROVIDER_RETRY_AFTER.as_secs()
+            ),
             Self::MalformedJson(why) => {
                 format!("The body is not valid JSON: {why}. Nothing was created.")
             }
@@ -154,6 +170,9 @@ impl RestError {
         }
     }
 }
+
+/// How long to wait before retrying when the provider was unreachable.
+pub(crate) const PROVIDER_RETRY_AFTER: Duration = Duration::from_secs(5);
 
 /// What a good key looks like, in messages.
 pub(crate) const EXAMPLE_KEY: &str = "0193a4f2-7c1e-7b8a-9f00-4c2d1e5b6a79";
@@ -202,6 +221,12 @@ impl IntoResponse for RestError {
                 headers.insert(
                     header::RETRY_AFTER,
                     HeaderValue::from(after.as_secs().max(1)),
+                );
+            }
+            Self::ProviderUnavailable(_) => {
+                headers.insert(
+                    header::RETRY_AFTER,
+                    HeaderValue::from(PROVIDER_RETRY_AFTER.as_secs()),
                 );
             }
             Self::KeyReused(original) => {

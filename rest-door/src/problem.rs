@@ -62,6 +62,10 @@ kinds! {
         "Send the body with `Content-Type: application/json`. Nothing was created and the key was not used.";
     PAYLOAD_TOO_LARGE = "payload-too-large", PAYLOAD_TOO_LARGE, "The body is too large",
         "Bodies are limited to 64 KiB. Nothing was created and the key was not used.";
+    PROVIDER_REJECTED = "provider-rejected", UNPROCESSABLE_ENTITY, "The ticket provider refused the ticket",
+        "The system that keeps the tickets refused this one on its merits (its words are in detail). Nothing was created and the key was not used up: correct the request and send it again, with the same key if you like.";
+    PROVIDER_UNAVAILABLE = "provider-unavailable", SERVICE_UNAVAILABLE, "The ticket provider could not be reached",
+        "The system that keeps the tickets could not be reached, so nothing was sent and nothing was created. The key was not used up: retry the same request with the same key after Retry-After seconds.";
     NOT_FOUND = "not-found", NOT_FOUND, "Not found",
         "Nothing exists at this address for your tenant.";
     OPERATION_NOT_FOUND = "operation-not-found", NOT_FOUND, "Nothing was recorded for this key",

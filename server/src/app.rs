@@ -93,6 +93,7 @@ pub fn router(kitchen: Kitchen, metrics: Metrics, settings: &ServeSettings) -> R
 pub struct Application {
     listener: TcpListener,
     router: Router,
+    kitchen: Kitchen,
 }
 
 impl Application {
@@ -106,7 +107,8 @@ impl Application {
         let listener = TcpListener::bind(settings.listen).await?;
         Ok(Self {
             listener,
-            router: router(kitchen, metrics, settings),
+            router: router(kitchen.clone(), metrics, settings),
+            kitchen,
         })
     }
 
@@ -124,13 +126,30 @@ impl Application {
     }
 
     /// Serves until `shutdown` resolves, then stops accepting and lets the
-    /// requests in flight finish.
+    /// requests in flight finish. With the remote backend, the reconciler
+    /// runs alongside (its first pass at once, for effects a crash left
+    /// behind) and stops with the server.
     pub async fn run_until_stopped(
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
-        axum::serve(self.listener, self.router)
-            .with_graceful_shutdown(shutdown)
-            .await
+        let (stop, stopped) = tokio::sync::watch::channel(());
+        let reconciler = tokio::spawn(self.kitchen.run_reconciler(async move {
+            let mut stopped = stopped;
+            // Resolves when the sender is dropped or sends: either way, stop.
+            let _ = stopped.changed().await;
+        }));
+        let served = axum::serve(self.listener, self.router)
+            .with_graceful_shutdown(async move {
+                shutdown.await;
+                drop(stop);
+            })
+            .await;
+        // A pass in flight finishes; an effect it leaves unsettled is picked
+        // up by the next instance once its lease runs out.
+        if let Err(e) = reconciler.await {
+            tracing::error!(error = %e, "the reconciler stopped abnormally");
+        }
+        served
     }
 }

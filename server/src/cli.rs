@@ -5,7 +5,9 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
-use kitchen::{Kitchen, KitchenConfig};
+use std::sync::Arc;
+
+use kitchen::{Kitchen, KitchenConfig, RemoteSettings, TicketBackend};
 
 use crate::admin;
 use crate::app::{Application, ServeSettings};
@@ -109,6 +111,77 @@ pub struct ServeArgs {
         default_value = "http://localhost:*,http://127.0.0.1:*,http://[::1]:*"
     )]
     pub mcp_allowed_origins: Vec<String>,
+    /// Where tickets are made.
+    #[command(flatten)]
+    pub backend: BackendArgs,
+}
+
+/// Where tickets are made, and how to use a provider.
+#[derive(Debug, Clone, Args)]
+pub struct BackendArgs {
+    /// `local`: in this service's database, exactly once by construction.
+    /// `remote`: in a ticket provider over HTTP (PROVIDER_URL), with a
+    /// write-ahead record, unknown outcomes and reconciliation.
+    #[arg(long, env = "TICKET_BACKEND", value_enum, default_value_t = BackendKind::Local)]
+    pub ticket_backend: BackendKind,
+    /// The provider's base URL, e.g. http://127.0.0.1:9090 (remote backend).
+    #[arg(long, env = "PROVIDER_URL")]
+    pub provider_url: Option<String>,
+    /// Milliseconds one call to the provider may take; past it the answer
+    /// counts as lost and the outcome as unknown until reconciled.
+    #[arg(long, env = "PROVIDER_TIMEOUT_MS", default_value_t = 10_000)]
+    pub provider_timeout_ms: u64,
+    /// Milliseconds the provider remembers an idempotency key (its dedup
+    /// window). 0: it ignores keys, so nothing is re-sent before a search
+    /// shows the ticket is absent. Never set it longer than the provider's
+    /// real window.
+    #[arg(long, env = "PROVIDER_DEDUP_WINDOW_MS", default_value_t = 0)]
+    pub provider_dedup_window_ms: u64,
+    /// Milliseconds the provider may still work on a request after it was
+    /// sent (its own request deadline). A search that finds nothing proves
+    /// absence only this long after the last dispatch.
+    #[arg(long, env = "PROVIDER_MAX_INFLIGHT_MS", default_value_t = 30_000)]
+    pub provider_max_inflight_ms: u64,
+    /// Milliseconds between background reconciliation passes.
+    #[arg(long, env = "RECONCILE_EVERY_MS", default_value_t = 5_000)]
+    pub reconcile_every_ms: u64,
+}
+
+/// The ticket backends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BackendKind {
+    /// The service's own database.
+    Local,
+    /// A ticket provider over HTTP.
+    Remote,
+}
+
+impl BackendArgs {
+    /// The kitchen's backend these settings describe.
+    pub fn backend(&self) -> anyhow::Result<TicketBackend> {
+        match self.ticket_backend {
+            BackendKind::Local => Ok(TicketBackend::Local),
+            BackendKind::Remote => {
+                let Some(url) = &self.provider_url else {
+                    anyhow::bail!(
+                        "TICKET_BACKEND=remote needs the provider's address: set PROVIDER_URL \
+                         (or --provider-url), e.g. http://127.0.0.1:9090"
+                    );
+                };
+                let call_timeout = Duration::from_millis(self.provider_timeout_ms);
+                let provider = provider_client::HttpProvider::new(url, call_timeout)?;
+                Ok(TicketBackend::Remote {
+                    provider: Arc::new(provider),
+                    settings: RemoteSettings {
+                        dedup_window: Duration::from_millis(self.provider_dedup_window_ms),
+                        max_inflight: Duration::from_millis(self.provider_max_inflight_ms),
+                        call_timeout,
+                        reconcile_every: Duration::from_millis(self.reconcile_every_ms.max(1)),
+                    },
+                })
+            }
+        }
+    }
 }
 
 /// Settings of `mcp-stdio`.
@@ -117,6 +190,9 @@ pub struct McpStdioArgs {
     /// The API token whose tenant the tools act for.
     #[arg(long, env = "TICKETS_TOKEN", hide_env_values = true)]
     pub token: String,
+    /// Where tickets are made.
+    #[command(flatten)]
+    pub backend: BackendArgs,
 }
 
 /// `tenant …`
@@ -162,7 +238,14 @@ pub async fn run(cli: Cli, otlp: Option<OtlpTarget>) -> anyhow::Result<()> {
             serve(&cli.database_url, args, Metrics::with_otlp(otlp.as_ref())).await
         }
         Command::McpStdio(args) => {
-            let kitchen = connect(&cli.database_url, KitchenConfig::default()).await?;
+            let config = KitchenConfig {
+                backend: args.backend.backend()?,
+                ..KitchenConfig::default()
+            };
+            let kitchen = connect(&cli.database_url, config).await?;
+            // Effects a crash left behind, and unknown ones, settle while
+            // the tools are served.
+            let reconciler = tokio::spawn(kitchen.clone().run_reconciler(std::future::pending()));
             let Some(tenant) = kitchen.authenticate(&args.token).await? else {
                 anyhow::bail!(
                     "TICKETS_TOKEN is unknown or revoked; issue one with: tickets token issue <tenant>"
@@ -171,6 +254,7 @@ pub async fn run(cli: Cli, otlp: Option<OtlpTarget>) -> anyhow::Result<()> {
             tracing::info!(tenant = %tenant.name, "serving MCP over stdio");
             mcp_door::serve_stdio(kitchen.clone(), tenant, Metrics::with_otlp(otlp.as_ref()))
                 .await?;
+            reconciler.abort();
             kitchen.close().await;
             Ok(())
         }
@@ -201,6 +285,7 @@ async fn serve(database_url: &str, args: ServeArgs, metrics: Metrics) -> anyhow:
         retention: time_days(args.retention_days),
         max_connections: args.max_connections,
         auth_cache_ttl: Duration::from_millis(args.auth_cache_ms),
+        backend: args.backend.backend()?,
     };
     let kitchen = connect(database_url, config).await?;
     let settings = ServeSettings {
@@ -215,12 +300,19 @@ async fn serve(database_url: &str, args: ServeArgs, metrics: Metrics) -> anyhow:
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
     let addr = app.local_addr()?;
-    tracing::info!(%addr, database = kitchen.database_kind(), "serving");
+    tracing::info!(
+        %addr,
+        database = kitchen.database_kind(),
+        tickets = kitchen.backend_name(),
+        provider = args.backend.provider_url.as_deref().unwrap_or("-"),
+        "serving"
+    );
     #[cfg(feature = "fault-injection")]
     tracing::warn!(
-        prefix = kitchen::faults::CRASH_AFTER_COMMIT,
-        "FAULT INJECTION BUILD: a create whose key starts with this prefix aborts the process \
-         right after its commit. Never deploy this binary."
+        after_commit = kitchen::faults::CRASH_AFTER_COMMIT,
+        after_dispatch = kitchen::faults::CRASH_AFTER_DISPATCH,
+        "FAULT INJECTION BUILD: a create whose key starts with one of these prefixes aborts the \
+         process right after its commit or its dispatch. Never deploy this binary."
     );
     if !kitchen.has_tenants().await? {
         eprintln!("{}", admin::first_steps(database_url, addr));

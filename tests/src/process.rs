@@ -49,6 +49,7 @@ pub fn free_port() -> u16 {
 pub struct ServerProcess {
     binary: PathBuf,
     database_url: String,
+    env: Vec<(String, String)>,
     port: u16,
     child: Mutex<Option<Child>>,
 }
@@ -56,9 +57,16 @@ pub struct ServerProcess {
 impl ServerProcess {
     /// Starts `binary serve` on a free port over `database_url`.
     pub fn start(binary: PathBuf, database_url: &str) -> Self {
+        Self::start_with_env(binary, database_url, Vec::new())
+    }
+
+    /// Starts `binary serve` with extra environment (e.g. the remote
+    /// ticket backend's settings), kept for restarts.
+    pub fn start_with_env(binary: PathBuf, database_url: &str, env: Vec<(String, String)>) -> Self {
         let server = Self {
             binary,
             database_url: database_url.to_owned(),
+            env,
             port: free_port(),
             child: Mutex::new(None),
         };
@@ -87,6 +95,7 @@ impl ServerProcess {
             .args(["serve", "--listen", &format!("127.0.0.1:{}", self.port)])
             .env("DATABASE_URL", &self.database_url)
             .env("RUST_LOG", "warn")
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .kill_on_drop(true)

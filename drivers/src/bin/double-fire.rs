@@ -6,7 +6,9 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use clap::Parser;
-use drivers::double_fire::{self, Options, Restart, Target};
+use std::time::Duration;
+
+use drivers::double_fire::{self, Options, ProviderTarget, Restart, Target};
 
 /// Fire retries at a running ticket service through both doors, with faults
 /// at the awkward moments, and check the server's own state for duplicates.
@@ -39,6 +41,22 @@ struct Args {
     /// faults produce the duplicates the checks catch. Those checks FAIL.
     #[arg(long)]
     fresh_key_retries: bool,
+    /// The provider simulator's URL, when the server runs with
+    /// TICKET_BACKEND=remote against it: adds checks 10 to 16.
+    #[arg(long, env = "DOUBLE_FIRE_PROVIDER_URL")]
+    provider_url: Option<String>,
+    /// The dedup window (ms) the simulator honours keys for, as the server
+    /// was told in PROVIDER_DEDUP_WINDOW_MS (check 16; skipped without it).
+    #[arg(long)]
+    provider_dedup_window_ms: Option<u64>,
+    /// How long (ms) the hang fault keeps a request open; must exceed the
+    /// server's PROVIDER_TIMEOUT_MS.
+    #[arg(long, default_value_t = 2_000)]
+    provider_hang_ms: u64,
+    /// How long (s) a check retries an unknown outcome before giving up on
+    /// it settling; must exceed the server's PROVIDER_MAX_INFLIGHT_MS.
+    #[arg(long, default_value_t = 60)]
+    settle_within_secs: u64,
 }
 
 struct ShellRestart(String);
@@ -68,6 +86,12 @@ async fn main() -> anyhow::Result<()> {
         restart: args
             .restart_cmd
             .map(|cmd| Arc::new(ShellRestart(cmd)) as Arc<dyn Restart>),
+        provider: args.provider_url.map(|url| ProviderTarget {
+            url: url.trim_end_matches('/').to_owned(),
+            dedup_window: args.provider_dedup_window_ms.map(Duration::from_millis),
+            hang: Duration::from_millis(args.provider_hang_ms),
+            settle_within: Duration::from_secs(args.settle_within_secs),
+        }),
     };
     let options = Options {
         repeat: args.repeat,

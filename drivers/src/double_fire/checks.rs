@@ -9,7 +9,7 @@ use futures::future::join_all;
 
 use super::doors::{Answer, Caller, Door, Ticket};
 use super::report::{CheckResult, Verdict};
-use super::{CRASH_AFTER_COMMIT, Options, Target};
+use super::{CRASH_AFTER_COMMIT, CRASH_AFTER_DISPATCH, Options, Target};
 use crate::fault_proxy::FaultProxy;
 
 const RACERS: usize = 32;
@@ -23,9 +23,9 @@ pub(crate) struct Checks<'a> {
 }
 
 /// What a check saw, before it is judged.
-struct Seen {
-    tickets: Vec<String>,
-    intended: usize,
+pub(crate) struct Seen {
+    pub(crate) tickets: Vec<String>,
+    pub(crate) intended: usize,
 }
 
 impl<'a> Checks<'a> {
@@ -70,11 +70,14 @@ impl<'a> Checks<'a> {
             results.push(self.crash_after_commit(door).await);
         }
         results.push(self.two_instances().await);
+        if let Some(provider) = &self.target.provider {
+            results.extend(super::remote::RemoteChecks::new(self, provider).all().await);
+        }
         results
     }
 
     /// A ticket in a project of its own.
-    fn ticket(&self, title: &str) -> Ticket {
+    pub(crate) fn ticket(&self, title: &str) -> Ticket {
         let n = self.next.fetch_add(1, Ordering::Relaxed);
         Ticket {
             project_id: format!("df-{}-{n}", self.run),
@@ -82,12 +85,12 @@ impl<'a> Checks<'a> {
         }
     }
 
-    fn key(&self) -> String {
+    pub(crate) fn key(&self) -> String {
         uuid::Uuid::now_v7().to_string()
     }
 
     /// The key a retry sends: the same, unless sabotaging.
-    fn retry_key(&self, key: &str) -> String {
+    pub(crate) fn retry_key(&self, key: &str) -> String {
         if self.options.fresh_key_retries {
             self.key()
         } else {
@@ -95,13 +98,13 @@ impl<'a> Checks<'a> {
         }
     }
 
-    async fn create(&self, door: Door, key: Option<&str>, ticket: &Ticket) -> Answer {
+    pub(crate) async fn create(&self, door: Door, key: Option<&str>, ticket: &Ticket) -> Answer {
         self.caller
             .create(&self.target.base_url, door, &self.target.token, key, ticket)
             .await
     }
 
-    async fn count(&self, ticket: &Ticket) -> Result<Vec<String>, String> {
+    pub(crate) async fn count(&self, ticket: &Ticket) -> Result<Vec<String>, String> {
         self.caller
             .count(
                 &self.target.base_url,
@@ -114,7 +117,7 @@ impl<'a> Checks<'a> {
 
     /// Judges a check: it passes when `ok` holds and exactly `intended`
     /// tickets exist.
-    fn judge(
+    pub(crate) fn judge(
         number: u8,
         name: String,
         seen: Result<Seen, String>,
@@ -158,7 +161,7 @@ impl<'a> Checks<'a> {
         }
     }
 
-    fn skip(number: u8, name: String, why: &str) -> CheckResult {
+    pub(crate) fn skip(number: u8, name: String, why: &str) -> CheckResult {
         CheckResult {
             number,
             name,
@@ -370,7 +373,14 @@ impl<'a> Checks<'a> {
             );
         };
         let ticket = self.ticket("crash");
-        let key = format!("{CRASH_AFTER_COMMIT}{}", self.key());
+        // With a ticket provider there is no local commit: the crash comes
+        // right after the dispatch, before its answer is recorded.
+        let prefix = if self.target.provider.is_some() {
+            CRASH_AFTER_DISPATCH
+        } else {
+            CRASH_AFTER_COMMIT
+        };
+        let key = format!("{prefix}{}", self.key());
         let crashed = self.create(door, Some(&key), &ticket).await;
         if let Err(e) = restart.restart().await {
             return Self::judge(
@@ -522,12 +532,14 @@ fn judge_race(answers: &[Answer]) -> (bool, String) {
     (ok, detail)
 }
 
-fn short(answer: &Answer) -> String {
+pub(crate) fn short(answer: &Answer) -> String {
     match answer {
         Answer::Created { ticket, .. } => format!("created {ticket}"),
         Answer::Replayed { ticket, .. } => format!("replayed {ticket}"),
         Answer::Conflict => "conflict".into(),
         Answer::InProgress => "in progress".into(),
+        Answer::Unknown => "unknown".into(),
+        Answer::NotCreated(why) => format!("not created ({why})"),
         Answer::Refused(why) => format!("refused ({why})"),
         Answer::Lost(_) => "no answer".into(),
     }

@@ -52,6 +52,13 @@ pub enum Answer {
     Conflict,
     /// Another attempt holds the key.
     InProgress,
+    /// (Remote backend.) The provider's answer was lost; the service is
+    /// reconciling: REST `202`, MCP `status: unknown`.
+    Unknown,
+    /// (Remote backend.) The provider made nothing (refused, or could not
+    /// be reached); the key is not spent: REST `422 provider-rejected` or
+    /// `503 provider-unavailable`, MCP `status: not_created`.
+    NotCreated(String),
     /// Refused: bad input, missing key, auth (the status or tool status).
     Refused(String),
     /// No answer at all: the connection failed or was cut.
@@ -147,7 +154,20 @@ impl Caller {
                     Answer::Created { ticket, body }
                 }
             }
-            422 => Answer::Conflict,
+            202 => Answer::Unknown,
+            422 | 503 => {
+                let kind = serde_json::from_str::<Value>(&body)
+                    .ok()
+                    .and_then(|v| v["type"].as_str().map(str::to_owned))
+                    .unwrap_or_default();
+                if kind.ends_with("/provider-rejected") || kind.ends_with("/provider-unavailable") {
+                    Answer::NotCreated(kind)
+                } else if status == 422 {
+                    Answer::Conflict
+                } else {
+                    Answer::Refused(status.to_string())
+                }
+            }
             409 => Answer::InProgress,
             other => Answer::Refused(other.to_string()),
         }
@@ -203,6 +223,8 @@ impl Caller {
             },
             Some("conflict") => Answer::Conflict,
             Some("in_progress") => Answer::InProgress,
+            Some("unknown") => Answer::Unknown,
+            Some("not_created") => Answer::NotCreated(result["reason"].to_string()),
             Some(other) => Answer::Refused(other.to_owned()),
             None => Answer::Refused(format!("no tool result: {reply}")),
         }

@@ -16,9 +16,25 @@
 //! | 7 | cross-door | created on one door, retried on the other: replayed |
 //! | 8 | crash-after-commit | the server aborts after commit; after a restart the retry replays |
 //! | 9 | two-instances | lost on instance A, retried on B: replayed; 32 calls split over A and B: one ticket |
+//!
+//! With a remote ticket backend and the provider simulator (`--provider-url`),
+//! check 8 crashes right after the dispatch instead of the commit, and checks
+//! 10 to 16 inject the provider's faults; their ground truth is the
+//! simulator's own count of tickets per title:
+//!
+//! | # | check | what it proves |
+//! |---|---|---|
+//! | 10 | new-requests-not-deduplicated | two keys, same title: two tickets at the provider |
+//! | 11 | provider-5xx-before-commit | unknown, then (once absence is provable) made once |
+//! | 12 | commit-then-drop / commit-then-500 | unknown, then found by reconciliation: one ticket |
+//! | 13 | timeout-provider-finishes-later | unknown while the provider works; found after: one ticket |
+//! | 14 | provider-unreachable | not created (key kept); after the outage the retry creates one |
+//! | 15 | provider-rejects | not created (key kept); the next try creates one |
+//! | 16 | past-dedup-window | lost, retried after the provider forgot the key: still one ticket |
 
 mod checks;
 mod doors;
+mod remote;
 mod report;
 
 use std::future::Future;
@@ -32,6 +48,29 @@ pub use report::{CheckResult, Report, Totals, Verdict};
 /// `fault-injection` feature abort right after the commit (see
 /// `kitchen::faults::CRASH_AFTER_COMMIT`; check 8 fails if they drift).
 pub const CRASH_AFTER_COMMIT: &str = "fault:crash-after-commit:";
+
+/// Operation keys with this prefix make such a server abort right after a
+/// dispatch to the ticket provider returned, before its answer is recorded
+/// (remote backend; `kitchen::faults::CRASH_AFTER_DISPATCH`).
+pub const CRASH_AFTER_DISPATCH: &str = "fault:crash-after-dispatch:";
+
+/// The provider simulator behind a server with the remote ticket backend:
+/// enables checks 10 to 16.
+#[derive(Debug, Clone)]
+pub struct ProviderTarget {
+    /// The simulator's base URL (its `/_sim` control API and ground truth).
+    pub url: String,
+    /// The dedup window the simulator and the server were both given, when
+    /// the simulator honours keys (check 16 waits it out); `None` skips 16.
+    pub dedup_window: Option<std::time::Duration>,
+    /// How long the hang fault keeps a request open; must exceed the
+    /// server's `PROVIDER_TIMEOUT_MS` (check 13).
+    pub hang: std::time::Duration,
+    /// How long a retrying caller keeps retrying an unknown outcome before
+    /// the check gives up on it settling (more than the server's
+    /// `PROVIDER_MAX_INFLIGHT_MS`).
+    pub settle_within: std::time::Duration,
+}
 
 /// Restarts the server under test (check 8). The driver calls it after the
 /// server crashed, then waits for `/readyz`.
@@ -54,6 +93,8 @@ pub struct Target {
     /// How to restart a crashed server, for check 8 (which also needs a
     /// server built with the `fault-injection` feature).
     pub restart: Option<Arc<dyn Restart>>,
+    /// The provider simulator, when the server makes tickets remotely.
+    pub provider: Option<ProviderTarget>,
 }
 
 /// How to run the checks.

@@ -38,7 +38,7 @@ use crate::domain::effect::{ExternalRef, Trigger};
 use crate::domain::operation::{OperationRecord, OperationState};
 use crate::domain::ticket::NewTicket;
 use crate::kitchen::replay_or_conflict;
-use crate::outcome::{NotCreatedReason, Outcome};
+use crate::outcome::Outcome;
 use crate::provider::{RemoteSettings, TicketProvider, unix_ms};
 use crate::store::effects::{self, Lease, Scope, WriteAhead, WriteAheadClaim};
 use crate::store::rows::EffectRow;

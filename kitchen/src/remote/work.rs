@@ -11,7 +11,7 @@ use crate::domain::ticket::{NewTicket, Ticket, TicketDraft};
 use crate::kitchen::replay_or_conflict;
 use crate::outcome::{NotCreatedReason, Outcome, Receipt};
 use crate::provider::{DispatchRequest, Dispatched, Lookup, ProviderTicket, unix_ms};
-use crate::store::effects::{self, Lease, Scope, Settle};
+use crate::store::effects::{self, Lease, NewAttempt, Scope, Settle};
 use crate::store::rows::EffectRow;
 use crate::{Kitchen, KitchenError, RETRY_AFTER, rfc3339};
 
@@ -79,7 +79,7 @@ impl Kitchen {
                     effects::release_lease(&self.db, &job.scope, lease).await?;
                     Ok(Outcome::NotCreated {
                         operation: record.reference(),
-                        reason: NotCreatedReason::Unavailable(state_detail.unwrap_or_default()),
+                        reason: stored_reason(state_detail.unwrap_or_default()),
                     })
                 }
             },
@@ -129,8 +129,12 @@ impl Kitchen {
             .unwrap_or_else(|_| {
                 Dispatched::Ambiguous(format!("no answer within {} ms", timeout.as_millis()))
             });
+        // Only the first dispatch crashes: the retry after the restart must
+        // be able to finish what the crash interrupted.
         #[cfg(feature = "fault-injection")]
-        crate::faults::after_dispatch(&job.scope.key);
+        if job.trigger == Trigger::Request {
+            crate::faults::after_dispatch(&job.scope.key);
+        }
         tracing::info!(
             operation_key = %job.scope.key,
             external_ref = %job.external_ref,
@@ -150,7 +154,7 @@ impl Kitchen {
                     .await
             }
             Dispatched::Rejected(why) => {
-                let detail = format!("The provider refused the ticket and made nothing: {why}");
+                let detail = format!("{REFUSED} {why}");
                 let reason = NotCreatedReason::Rejected(why);
                 self.fail_before_effect(&job, (number, "rejected", &detail), reason)
                     .await
@@ -259,10 +263,12 @@ impl Kitchen {
             self.config().wait_bound,
             &job.scope,
             job.lease,
-            kind,
-            job.trigger,
-            now,
-            remote.key_trusted_until(now),
+            NewAttempt {
+                kind,
+                trigger: job.trigger,
+                now,
+                key_trusted_until: remote.key_trusted_until(now),
+            },
         )
         .await
     }
@@ -363,6 +369,18 @@ impl Kitchen {
             .await?
             .map(|r| r.reference())
             .ok_or_else(|| KitchenError::CorruptRecord(format!("operation {} vanished", scope.key)))
+    }
+}
+
+/// How the detail of a refusal starts: a stored `failed_before_effect` says
+/// by it whether the provider refused or could not be reached.
+const REFUSED: &str = "The provider refused the ticket and made nothing:";
+
+/// Why a stored `failed_before_effect` made nothing, from its detail.
+pub(super) fn stored_reason(detail: String) -> NotCreatedReason {
+    match detail.strip_prefix(REFUSED) {
+        Some(why) => NotCreatedReason::Rejected(why.trim().to_owned()),
+        None => NotCreatedReason::Unavailable(detail),
     }
 }
 

@@ -58,6 +58,15 @@ pub(crate) struct WriteAhead<'a> {
     pub(crate) lease: Lease,
 }
 
+/// An attempt about to start.
+pub(crate) struct NewAttempt {
+    pub(crate) kind: AttemptKind,
+    pub(crate) trigger: Trigger,
+    pub(crate) now: OffsetDateTime,
+    /// For a first dispatch: the end of the provider's dedup window.
+    pub(crate) key_trusted_until: Option<OffsetDateTime>,
+}
+
 /// What the write-ahead claim found.
 pub(crate) enum WriteAheadClaim {
     /// Recorded, with attempt 1 (a dispatch) started: go and dispatch.
@@ -273,11 +282,14 @@ pub(crate) async fn start_attempt(
     wait: Duration,
     scope: &Scope,
     lease: Lease,
-    kind: AttemptKind,
-    trigger: Trigger,
-    now: OffsetDateTime,
-    key_trusted_until: Option<OffsetDateTime>,
+    attempt: NewAttempt,
 ) -> Result<Option<i32>, KitchenError> {
+    let NewAttempt {
+        kind,
+        trigger,
+        now,
+        key_trusted_until,
+    } = attempt;
     let number: sqlx::Result<Option<i32>> = on_db!(db, pool => async {
         let mut tx = WriteTransaction::begin_write(pool, wait).await?;
         let held = match kind {

@@ -3,7 +3,7 @@
 
 use axum::Extension;
 use axum::extract::{Path, State};
-use kitchen::{Action, Kitchen, OperationKey, OperationRecord, Tenant};
+use kitchen::{Action, EffectAttempt, Kitchen, OperationKey, OperationState, Tenant};
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -18,9 +18,12 @@ pub(crate) struct OperationStatus {
     action: String,
     /// The operation key.
     key: String,
-    /// `succeeded`: the ticket exists and the key replays it.
+    /// `succeeded`: the ticket exists and the key replays it. With a ticket
+    /// provider also: `in_progress` (being sent), `unknown` (the provider's
+    /// answer was lost; being reconciled) and `failed_before_effect` (the
+    /// provider made nothing; the key is not used up).
     #[schema(example = "succeeded")]
-    state: String,
+    state: &'static str,
     /// The ticket made, once there is one.
     ticket_id: Option<String>,
     /// Where to GET it.
@@ -37,23 +40,124 @@ pub(crate) struct OperationStatus {
     retry_safe: bool,
     /// What a caller should do now.
     next_step: String,
+    /// Why the provider made nothing, or why the outcome is unknown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    detail: Option<String>,
+    /// With a ticket provider: the effect and every call made for it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    effect: Option<EffectBody>,
 }
 
-impl From<OperationRecord> for OperationStatus {
-    fn from(record: OperationRecord) -> Self {
+/// A ticket made in a provider: its name there and every call made for it.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct EffectBody {
+    /// Sent as the provider's idempotency key and stored on its ticket.
+    external_reference: String,
+    /// Until when the provider itself deduplicates a re-send with that key;
+    /// `null` when it does not (then only a search decides).
+    #[schema(format = DateTime)]
+    downstream_key_trusted_until: Option<String>,
+    /// When it was first sent.
+    #[schema(format = DateTime)]
+    first_dispatched_at: Option<String>,
+    /// When it was last sent.
+    #[schema(format = DateTime)]
+    last_dispatched_at: Option<String>,
+    /// Every dispatch and lookup, oldest first. A retry adds attempts,
+    /// never a second ticket.
+    attempts: Vec<AttemptBody>,
+    /// The latest lookup by external reference, if any.
+    last_reconciliation: Option<AttemptBody>,
+}
+
+/// One call to the provider.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub(crate) struct AttemptBody {
+    /// 1, 2, …
+    number: i32,
+    /// `dispatch` or `lookup`.
+    kind: &'static str,
+    /// `request`, `retry`, `status`, `background` or `startup`.
+    trigger: &'static str,
+    /// When it started.
+    #[schema(format = DateTime)]
+    started_at: String,
+    /// When its answer was recorded; `null` if none was (it runs, or the
+    /// server stopped during it).
+    #[schema(format = DateTime)]
+    finished_at: Option<String>,
+    /// e.g. `created`, `ambiguous`, `found`, `absent`, `absent_too_soon`.
+    result: Option<String>,
+    /// The provider's words, or ours.
+    detail: Option<String>,
+}
+
+impl From<&EffectAttempt> for AttemptBody {
+    fn from(a: &EffectAttempt) -> Self {
+        Self {
+            number: a.number,
+            kind: a.kind.as_str(),
+            trigger: a.trigger.as_str(),
+            started_at: links::rfc3339(a.started_at),
+            finished_at: a.finished_at.map(links::rfc3339),
+            result: a.result.clone(),
+            detail: a.detail.clone(),
+        }
+    }
+}
+
+/// What to do next, by state.
+pub(crate) fn next_step(state: OperationState) -> &'static str {
+    match state {
+        OperationState::Succeeded => {
+            "The ticket exists. Sending the same request with this key again returns it again \
+             and creates nothing; a different request with this key is refused."
+        }
+        OperationState::InProgress => {
+            "The ticket is being sent to the ticket provider. GET this again shortly, or retry \
+             the same request with the same key. Do not use a new key for this ticket."
+        }
+        OperationState::Unknown => {
+            "The provider's answer was lost, so the ticket may or may not exist; the service is \
+             reconciling with the provider's records. Retry the same request with the same key, \
+             or GET this again: either returns the ticket once it is known. Never use a new key \
+             for this ticket: that could create a duplicate."
+        }
+        OperationState::FailedBeforeEffect => {
+            "The provider made nothing, and the key was not used up: send the request again \
+             (corrected, if the provider refused it) with the same key."
+        }
+    }
+}
+
+impl From<kitchen::OperationStatus> for OperationStatus {
+    fn from(status: kitchen::OperationStatus) -> Self {
+        let record = status.record;
+        let detail = status.effect.as_ref().and_then(|e| e.state_detail.clone());
+        let effect = status.effect.map(|e| EffectBody {
+            external_reference: e.external_ref.as_str().into(),
+            downstream_key_trusted_until: e.key_trusted_until.map(links::rfc3339),
+            first_dispatched_at: e.first_dispatched_at.map(links::rfc3339),
+            last_dispatched_at: e.last_dispatched_at.map(links::rfc3339),
+            last_reconciliation: e.last_reconciliation().map(AttemptBody::from),
+            attempts: e.attempts.iter().map(AttemptBody::from).collect(),
+        });
         Self {
             action: record.action.as_str().into(),
             key: record.key.as_str().into(),
-            state: record.state.as_str().into(),
+            state: record.state.as_str(),
             ticket_id: record.ticket_id.map(|id| id.to_string()),
             ticket_location: record.ticket_id.map(links::ticket),
             fingerprint: record.fingerprint.to_string(),
             created_at: links::rfc3339(record.created_at),
             retained_until: links::rfc3339(record.retained_until),
             retry_safe: true,
-            next_step: "The ticket exists. Sending the same request with this key again returns \
-                        it again and creates nothing; a different request with this key is refused."
-                .into(),
+            next_step: next_step(record.state).into(),
+            detail: match record.state {
+                OperationState::Succeeded => None,
+                _ => detail,
+            },
+            effect,
         }
     }
 }
@@ -71,7 +175,7 @@ impl From<OperationRecord> for OperationStatus {
         ("key" = String, Path, description = "The Idempotency-Key (percent-encoded)"),
     ),
     responses(
-        (status = 200, description = "The operation record.", body = OperationStatus),
+        (status = 200, description = "The operation record (with a ticket provider: the effect, its attempts and the last reconciliation; an unsettled one is reconciled before answering).", body = OperationStatus),
         (status = 401, description = "Missing or invalid bearer token.", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "Nothing recorded for this key: a retry with the same key is safe.", body = Problem, content_type = "application/problem+json"),
     ),
@@ -89,9 +193,10 @@ pub(crate) async fn get(
     let Ok(key) = OperationKey::parse(key) else {
         return Err(RestError::OperationNotFound);
     };
-    let record = kitchen
-        .operation(tenant.id, action, &key)
+    // With a ticket provider, an unsettled operation is reconciled first.
+    let status = kitchen
+        .operation_status(tenant.id, action, &key)
         .await?
         .ok_or(RestError::OperationNotFound)?;
-    Ok(axum::Json(record.into()))
+    Ok(axum::Json(status.into()))
 }

@@ -7,8 +7,8 @@ use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use kitchen::{
-    Action, Cursor, FieldViolation, Kitchen, Outcome, PageSize, ProjectId, Receipt, Tenant,
-    TicketDraft,
+    Action, Cursor, FieldViolation, Kitchen, NotCreatedReason, OperationRef, OperationState,
+    Outcome, PageSize, ProjectId, Receipt, Tenant, TicketDraft,
 };
 use serde::{Deserialize, Serialize};
 use telemetry::{Attempt, Door, Metrics};
@@ -45,6 +45,11 @@ pub const IDEMPOTENT_REPLAYED: HeaderName = HeaderName::from_static("idempotent-
                 ("Location" = String, description = "The ticket: /v1/tickets/{id}"),
                 ("Idempotent-Replayed" = String, description = "`true` when this answer is a replay of an earlier one"),
             )),
+        (status = 202, description = "With a ticket provider: its answer was lost, so the ticket may or may not exist; the service is reconciling. Retry the same request with the same key, or GET the Location. Never use a new key for this ticket.", body = OutcomeUnknown,
+            headers(
+                ("Location" = String, description = "The operation's status resource"),
+                ("Retry-After" = u64, description = "Seconds to wait before asking again"),
+            )),
         (status = 400, description = "Idempotency-Key missing or malformed, JSON malformed, or fields invalid (`errors` lists each). Nothing created, key not used.", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "Missing or invalid bearer token.", body = Problem, content_type = "application/problem+json",
             headers(("WWW-Authenticate" = String, description = "Bearer"))),
@@ -52,8 +57,10 @@ pub const IDEMPOTENT_REPLAYED: HeaderName = HeaderName::from_static("idempotent-
             headers(("Retry-After" = u64, description = "Seconds to wait"))),
         (status = 413, description = "Body over 64 KiB.", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "Body is not application/json.", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "The key was used for a different request; `original_operation` links its status resource. Nothing created.", body = Problem, content_type = "application/problem+json",
+        (status = 422, description = "The key was used for a different request (`original_operation` links its status resource), or the ticket provider refused the ticket (`provider-rejected`; the key is not used up). Nothing created.", body = Problem, content_type = "application/problem+json",
             headers(("Link" = String, description = "<status resource>; rel=\"original\""))),
+        (status = 503, description = "The ticket provider could not be reached (`provider-unavailable`): nothing was sent or created and the key is not used up; retry after Retry-After seconds.", body = Problem, content_type = "application/problem+json",
+            headers(("Retry-After" = u64, description = "Seconds to wait"))),
     ),
     security(("bearer" = [])),
 )]
@@ -110,7 +117,60 @@ async fn place(
         Outcome::Conflict { original } => Err(RestError::KeyReused(original)),
         Outcome::Invalid { violations } => Err(RestError::Validation(violations)),
         Outcome::InProgress { retry_after } => Err(RestError::InProgress(retry_after)),
+        Outcome::NotCreated { reason, .. } => Err(match reason {
+            NotCreatedReason::Rejected(why) => RestError::ProviderRejected(why),
+            NotCreatedReason::Unavailable(why) => RestError::ProviderUnavailable(why),
+        }),
+        Outcome::Unknown { operation, reason } => Ok((outcome_unknown(&operation, reason), name)),
     }
+}
+
+/// How long a caller should wait before retrying an unknown outcome.
+const UNKNOWN_RETRY_AFTER_SECS: u64 = 2;
+
+/// The body of a `202`: the outcome is not known yet.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct OutcomeUnknown {
+    /// Always `unknown`.
+    #[schema(example = "unknown")]
+    state: &'static str,
+    /// The action, `create_ticket`.
+    action: &'static str,
+    /// The Idempotency-Key.
+    key: String,
+    /// The operation's status resource (also in `Location`).
+    status_location: String,
+    /// What is known.
+    detail: String,
+    /// Always true: retrying the same request with the same key is safe.
+    retry_safe: bool,
+    /// What to do now.
+    next_step: &'static str,
+}
+
+/// `202 Accepted`: the ticket provider's answer was lost and the service is
+/// reconciling. `Location` is the operation's status resource.
+fn outcome_unknown(operation: &OperationRef, reason: String) -> Response {
+    let location = links::operation(operation.action, &operation.key);
+    let body = OutcomeUnknown {
+        state: "unknown",
+        action: operation.action.as_str(),
+        key: operation.key.as_str().into(),
+        status_location: location.clone(),
+        detail: reason,
+        retry_safe: true,
+        next_step: crate::routes::operations::next_step(OperationState::Unknown),
+    };
+    let mut response = (StatusCode::ACCEPTED, axum::Json(body)).into_response();
+    let headers = response.headers_mut();
+    if let Ok(location) = HeaderValue::from_str(&location) {
+        headers.insert(header::LOCATION, location);
+    }
+    headers.insert(
+        header::RETRY_AFTER,
+        HeaderValue::from(UNKNOWN_RETRY_AFTER_SECS),
+    );
+    response
 }
 
 /// `201` with the frozen snapshot as the body: a replay is byte-identical

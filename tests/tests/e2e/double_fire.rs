@@ -11,7 +11,7 @@ use drivers::double_fire::{self, Options, Report, Restart, Target, Verdict};
 use e2e_tests::process::{ServerProcess, fault_injection_binary};
 use kitchen::testing::{Backend, TestDatabase, tenant_with_token};
 
-struct RestartProcess(Arc<ServerProcess>);
+pub(crate) struct RestartProcess(pub(crate) Arc<ServerProcess>);
 
 impl Restart for RestartProcess {
     fn restart(&self) -> Pin<Box<dyn Future<Output = anyhow::Result<()>> + Send + '_>> {
@@ -50,11 +50,12 @@ async fn drive(db: &TestDatabase, options: Options) -> Report {
         other_token: Some(globex.secret),
         second_base_url: b.as_ref().map(ServerProcess::base_url),
         restart: Some(Arc::new(RestartProcess(a.clone()))),
+        provider: None,
     };
     double_fire::run(&target, options, |result| println!("{result}")).await
 }
 
-fn verdicts(report: &Report, number: u8) -> Vec<Verdict> {
+pub(crate) fn verdicts(report: &Report, number: u8) -> Vec<Verdict> {
     report
         .checks
         .iter()

@@ -7,6 +7,7 @@ mod load;
 mod mcp_support;
 mod mcp_tools;
 mod mcp_transport;
+mod remote_backend;
 mod rest_create;
 mod rest_errors;
 mod rest_instances;

@@ -1,0 +1,123 @@
+//! The provider simulator: a fake hosted ticket tracker, kept in memory,
+//! that misbehaves on demand. Tests of the remote ticket backend point it
+//! here; its per-reference ticket count is the ground truth for duplicates.
+//! The HTTP contract is `docs/provider-simulator.md`.
+//!
+//! - `api`: the JSON both sides speak ([`SimTicket`], [`FaultRule`], [`Counts`]).
+//! - `store`: tickets, remembered keys with their dedup window, counters.
+//! - `faults`: scheduled faults and which request they hit.
+//! - `http`: the routes.
+//! - `listener`: the accept loop (outages, connections closed unanswered).
+//! - `client`: [`SimClient`], for tests and drivers.
+
+mod api;
+mod client;
+mod faults;
+mod http;
+mod listener;
+mod store;
+
+use std::fmt;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+pub use api::{Counts, Fault, FaultOn, FaultRule, RefCount, SimTicket};
+pub use client::SimClient;
+
+/// How the simulator treats `Idempotency-Key`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum KeyPolicy {
+    /// A key seen again within the dedup window replays its ticket.
+    #[default]
+    Honour,
+    /// Every create makes a ticket, key or not.
+    Ignore,
+}
+
+impl fmt::Display for KeyPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Honour => "honour",
+            Self::Ignore => "ignore",
+        })
+    }
+}
+
+/// How a simulator behaves when no fault is scheduled.
+#[derive(Debug, Clone)]
+pub struct SimConfig {
+    /// Whether idempotency keys are honoured.
+    pub keys: KeyPolicy,
+    /// How long a key is remembered from when it first made a ticket.
+    pub dedup_window: Duration,
+}
+
+impl Default for SimConfig {
+    /// Honour keys for a day, like the command line's defaults.
+    fn default() -> Self {
+        Self {
+            keys: KeyPolicy::Honour,
+            dedup_window: Duration::from_secs(24 * 60 * 60),
+        }
+    }
+}
+
+/// Starts a simulator on `listen` (port 0 picks a free one). It runs on the
+/// current tokio runtime until [`RunningSim::shutdown`] or drop.
+pub async fn spawn(listen: SocketAddr, config: SimConfig) -> io::Result<RunningSim> {
+    let listener = listener::bind(listen)?;
+    let addr = listener.local_addr()?;
+    let (outages, outage_requests) = mpsc::unbounded_channel();
+    let app = http::App {
+        store: Arc::new(store::Store::new(config.keys, config.dedup_window)),
+        faults: Arc::default(),
+        outages,
+    };
+    let task = tokio::spawn(listener::serve(
+        listener,
+        http::router(app),
+        outage_requests,
+    ));
+    Ok(RunningSim { addr, task })
+}
+
+/// A running simulator. Dropping it stops it (open connections included);
+/// a `hang` commit already under way still completes in the background.
+pub struct RunningSim {
+    addr: SocketAddr,
+    task: JoinHandle<()>,
+}
+
+impl RunningSim {
+    /// The address it listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://ADDR`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// A client for this simulator.
+    pub fn client(&self) -> SimClient {
+        SimClient::new(self.base_url())
+    }
+
+    /// Stops it and waits until the port is closed.
+    pub async fn shutdown(mut self) {
+        self.task.abort();
+        let _ = (&mut self.task).await;
+    }
+}
+
+impl Drop for RunningSim {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}

@@ -207,7 +207,7 @@ impl Kitchen {
                     },
                     OperationState::FailedBeforeEffect => Outcome::NotCreated {
                         operation: current.reference(),
-                        reason: NotCreatedReason::Unavailable(row.state_detail.unwrap_or_default()),
+                        reason: work::stored_reason(row.state_detail.unwrap_or_default()),
                     },
                     _ => break,
                 });

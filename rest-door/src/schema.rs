@@ -35,6 +35,10 @@ pub(crate) struct TicketBody {
     /// RFC 3339, UTC.
     #[schema(format = DateTime)]
     created_at: String,
+    /// The ticket provider's id for it, when tickets are made in a provider
+    /// (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    provider_ticket_id: Option<String>,
 }
 
 impl From<Ticket> for TicketBody {
@@ -47,6 +51,7 @@ impl From<Ticket> for TicketBody {
             priority: t.priority.as_str(),
             status: t.status.as_str(),
             created_at: links::rfc3339(t.created_at),
+            provider_ticket_id: t.provider_ticket_id,
         }
     }
 }

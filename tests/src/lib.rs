@@ -191,5 +191,6 @@ pub fn snapshot_settings() -> insta::Settings {
     );
     settings.add_filter(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z", "[time]");
     settings.add_filter(r"tkt_[0-9a-f]{64}", "[token]");
+    settings.add_filter(r"127\.0\.0\.1:\d+", "127.0.0.1:[port]");
     settings
 }

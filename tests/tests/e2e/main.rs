@@ -13,6 +13,7 @@ mod rest_errors;
 mod rest_instances;
 mod rest_openapi;
 mod rest_reads;
+mod rest_remote;
 mod telemetry;
 
 /// A fresh operation key.

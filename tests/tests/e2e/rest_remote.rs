@@ -1,0 +1,168 @@
+//! The REST door over the remote ticket backend: what a caller sees when the
+//! provider's answer is lost (202 and the status resource), refuses, or
+//! cannot be reached; the in-process server makes its tickets in the
+//! provider simulator over real HTTP.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use drivers::provider_sim::{self, Fault, FaultRule, KeyPolicy, RunningSim, SimConfig};
+use e2e_tests::{TestApp, snapshot_settings};
+use kitchen::testing::TestDatabase;
+use kitchen::{KitchenConfig, RemoteSettings, TicketBackend};
+use provider_client::HttpProvider;
+
+use crate::{DISK_FULL, fresh_key};
+
+/// A server whose tickets go to a fresh simulator that ignores keys.
+async fn spawn_remote(db: &TestDatabase) -> (TestApp, RunningSim) {
+    let sim = provider_sim::spawn(
+        "127.0.0.1:0".parse().expect("loopback"),
+        SimConfig {
+            keys: KeyPolicy::Ignore,
+            dedup_window: Duration::ZERO,
+        },
+    )
+    .await
+    .expect("start the simulator");
+    let call_timeout = Duration::from_millis(500);
+    let provider = HttpProvider::new(&sim.base_url(), call_timeout).expect("an HTTP client");
+    let config = KitchenConfig {
+        backend: TicketBackend::Remote {
+            provider: Arc::new(provider),
+            settings: RemoteSettings {
+                dedup_window: Duration::ZERO,
+                max_inflight: Duration::ZERO,
+                call_timeout,
+                // Out of the way: these tests reconcile on demand.
+                reconcile_every: Duration::from_secs(3600),
+            },
+        },
+        ..KitchenConfig::default()
+    };
+    let app = TestApp::spawn_with(db, config, Duration::from_secs(30)).await;
+    (app, sim)
+}
+
+async fn a_lost_answer_is_202_then_reconciled(db: TestDatabase) {
+    let (app, sim) = spawn_remote(&db).await;
+    let acme = app.tenant("acme").await;
+    let key = fresh_key();
+    let rule = FaultRule::create(Fault::CommitThenDrop).title_contains("Disk full");
+    sim.client().add_fault(&rule).await.expect("set the fault");
+
+    let lost = app.post_ticket(&acme, Some(&key), DISK_FULL).await;
+    assert_eq!(lost.status(), 202);
+    let location = lost.headers()["location"]
+        .to_str()
+        .expect("ascii")
+        .to_owned();
+    assert_eq!(location, format!("/v1/operations/create_ticket/{key}"));
+    assert_eq!(lost.headers()["retry-after"], "2");
+    let body: serde_json::Value = lost.json().await.expect("JSON");
+    assert_eq!(body["state"], "unknown");
+    assert!(
+        body["next_step"]
+            .as_str()
+            .expect("text")
+            .contains("Never use a new key")
+    );
+    snapshot_settings().bind(|| insta::assert_json_snapshot!("remote_202_unknown", body));
+
+    // Reading the status reconciles: the provider has the ticket.
+    let status: serde_json::Value = app.get(&acme, &location).await.json().await.expect("JSON");
+    assert_eq!(status["state"], "succeeded");
+    assert_eq!(status["effect"]["attempts"][0]["result"], "ambiguous");
+    assert_eq!(status["effect"]["last_reconciliation"]["result"], "found");
+    assert_eq!(status["effect"]["last_reconciliation"]["trigger"], "status");
+    let external_ref = status["effect"]["external_reference"]
+        .as_str()
+        .expect("a reference")
+        .to_owned();
+    snapshot_settings().bind(|| {
+        let mut redacted = status.clone();
+        redacted["effect"]["external_reference"] = "[external reference]".into();
+        insta::assert_json_snapshot!("remote_operation_status_reconciled", redacted)
+    });
+
+    let retry = app.post_ticket(&acme, Some(&key), DISK_FULL).await;
+    assert_eq!(retry.status(), 201);
+    assert_eq!(retry.headers()["idempotent-replayed"], "true");
+    let ticket: serde_json::Value = retry.json().await.expect("JSON");
+    assert!(
+        ticket["provider_ticket_id"]
+            .as_str()
+            .is_some_and(|id| id.starts_with("SIM-"))
+    );
+    let counts = sim.client().counts().await.expect("counts");
+    assert_eq!(
+        counts.tickets_for(&external_ref),
+        1,
+        "one ticket at the provider"
+    );
+    assert_eq!(app.ticket_count(&acme).await, 1);
+}
+
+async fn refused_and_unreachable_are_problems_that_keep_the_key(db: TestDatabase) {
+    let (app, sim) = spawn_remote(&db).await;
+    let acme = app.tenant("acme").await;
+    let key = fresh_key();
+    sim.client()
+        .add_fault(&FaultRule::create(Fault::Reject))
+        .await
+        .expect("set the fault");
+    let refused = app.post_ticket(&acme, Some(&key), DISK_FULL).await;
+    assert_eq!(refused.status(), 422);
+    let problem: serde_json::Value = refused.json().await.expect("JSON");
+    assert_eq!(problem["type"], "/problems/provider-rejected");
+    snapshot_settings().bind(|| insta::assert_json_snapshot!("remote_problem_rejected", problem));
+    let status: serde_json::Value = app
+        .get(&acme, &format!("/v1/operations/create_ticket/{key}"))
+        .await
+        .json()
+        .await
+        .expect("JSON");
+    assert_eq!(status["state"], "failed_before_effect");
+
+    let down = fresh_key();
+    sim.client()
+        .outage(Duration::from_millis(500))
+        .await
+        .expect("an outage");
+    let unreachable = app.post_ticket(&acme, Some(&down), DISK_FULL).await;
+    assert_eq!(unreachable.status(), 503);
+    assert_eq!(unreachable.headers()["retry-after"], "5");
+    let problem: serde_json::Value = unreachable.json().await.expect("JSON");
+    assert_eq!(problem["type"], "/problems/provider-unavailable");
+    snapshot_settings().bind(|| {
+        let mut redacted = problem.clone();
+        redacted["detail"] = "[the connection error]".into();
+        insta::assert_json_snapshot!("remote_problem_unavailable", redacted)
+    });
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert_eq!(
+        sim.client().counts().await.expect("counts").total_tickets,
+        0
+    );
+
+    // Both keys were kept: the retries make one ticket each.
+    assert_eq!(
+        app.post_ticket(&acme, Some(&key), DISK_FULL).await.status(),
+        201
+    );
+    assert_eq!(
+        app.post_ticket(&acme, Some(&down), DISK_FULL)
+            .await
+            .status(),
+        201
+    );
+    assert_eq!(
+        sim.client().counts().await.expect("counts").total_tickets,
+        2
+    );
+}
+
+kitchen::on_both_databases!(
+    a_lost_answer_is_202_then_reconciled,
+    refused_and_unreachable_are_problems_that_keep_the_key
+);

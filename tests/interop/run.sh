@@ -14,14 +14,18 @@ MCP_SDK_VERSION="${MCP_SDK_VERSION:-2.3.0}"
 venv="$root/target/interop-venv"
 work="$(mktemp -d)"
 server_pid=""
+remote_pid=""
+sim_pid=""
 cleanup() {
-    [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+    for pid in $server_pid $remote_pid $sim_pid; do
+        kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+    done
     rm -rf "$work"
 }
 trap cleanup EXIT
 
 echo "==> building tickets and double-fire"
-cargo build --quiet --bin tickets --bin double-fire
+cargo build --quiet --bin tickets --bin double-fire --bin provider-sim
 tickets="$root/target/debug/tickets"
 
 echo "==> Python venv with mcp==$MCP_SDK_VERSION"
@@ -55,8 +59,37 @@ echo "==> MCP door with the Python SDK (HTTP and stdio)"
 TICKETS_BIN="$tickets" "$venv/bin/python" "$here/mcp_sdk.py" || status=1
 echo "==> the double-fire binary against the same server (checks 1-7; 8 and 9 need a fault build and two instances)"
 "$root/target/debug/double-fire" --url "$BASE_URL" --token "$ACME_TOKEN" --other-token "$GLOBEX_TOKEN" || status=1
+
+echo "==> the remote ticket backend: the provider simulator and a second server"
+"$root/target/debug/provider-sim" --listen 127.0.0.1:0 --keys ignore >"$work/sim.out" 2>"$work/sim.log" &
+sim_pid=$!
+for _ in $(seq 1 100); do
+    grep -q "listening on" "$work/sim.out" 2>/dev/null && break
+    sleep 0.1
+done
+export SIM_URL="$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$work/sim.out")"
+remote_port="$("$venv/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+REMOTE_URL="http://127.0.0.1:$remote_port"
+TICKET_BACKEND=remote PROVIDER_URL="$SIM_URL" PROVIDER_TIMEOUT_MS=500 \
+    PROVIDER_MAX_INFLIGHT_MS=1500 RECONCILE_EVERY_MS=200 \
+    "$tickets" serve --listen "127.0.0.1:$remote_port" 2>"$work/remote.log" &
+remote_pid=$!
+for _ in $(seq 1 100); do
+    curl -fsS "$REMOTE_URL/readyz" >/dev/null 2>&1 && break
+    sleep 0.1
+done
+echo "==> REST door over the remote backend with curl"
+BASE_URL="$REMOTE_URL" bash "$here/rest_remote_curl.sh" || status=1
+echo "==> MCP door over the remote backend with the Python SDK"
+BASE_URL="$REMOTE_URL" "$venv/bin/python" "$here/mcp_sdk_remote.py" || status=1
+echo "==> the double-fire binary with the provider's faults (checks 10-15; 16 needs a provider that honours keys)"
+"$root/target/debug/double-fire" --url "$REMOTE_URL" --token "$ACME_TOKEN" --other-token "$GLOBEX_TOKEN" \
+    --provider-url "$SIM_URL" --provider-hang-ms 1000 --settle-within-secs 10 || status=1
+
 if [ "$status" -ne 0 ]; then
     echo "--- server log ---"
     tail -n 50 "$work/server.log"
+    echo "--- remote server log ---"
+    tail -n 50 "$work/remote.log"
 fi
 exit "$status"

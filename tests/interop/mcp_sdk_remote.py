@@ -1,0 +1,85 @@
+"""The MCP door over the remote backend, driven by the official Python `mcp`
+SDK: a lost provider answer is `status: unknown` (not an error) pointing to
+get_operation_status; that tool reconciles and returns the ticket; the
+retry replays; the provider simulator counts one ticket.
+
+Needs BASE_URL (a server with TICKET_BACKEND=remote), SIM_URL and
+ACME_TOKEN (remote.sh sets them).
+"""
+
+import asyncio
+import json
+import os
+import sys
+import urllib.request
+import uuid
+
+import httpx2
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+BASE_URL = os.environ["BASE_URL"]
+SIM_URL = os.environ["SIM_URL"]
+ACME = os.environ["ACME_TOKEN"]
+
+results = {"passed": 0, "failed": 0}
+
+
+def check(name, ok, detail=""):
+    results["passed" if ok else "failed"] += 1
+    print(f"PASS {name}" if ok else f"FAIL {name} {detail}")
+
+
+def sim(path, body=None):
+    request = urllib.request.Request(
+        f"{SIM_URL}{path}",
+        data=None if body is None else json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+        method="GET" if body is None else "POST",
+    )
+    with urllib.request.urlopen(request) as response:
+        raw = response.read()
+        return json.loads(raw) if raw else None
+
+
+async def main():
+    key = str(uuid.uuid4())
+    title = f"python remote {key}"
+    sim("/_sim/faults", {"title_contains": key, "fault": {"kind": "commit_then_500"}})
+    async with httpx2.AsyncClient(
+        headers={"Authorization": f"Bearer {ACME}"}, timeout=httpx2.Timeout(30.0)
+    ) as http:
+        transport = streamable_http_client(f"{BASE_URL}/mcp", http_client=http)
+        async with Client(transport, mode="2026-07-28", cache=None) as client:
+            args = {"operation_id": key, "project_id": "ops", "title": title}
+            first = await client.call_tool("create_ticket", args)
+            s = first.structured_content or {}
+            check("a lost provider answer is status unknown", s.get("status") == "unknown", s)
+            check("unknown is not a tool error", not first.is_error, first)
+            check(
+                "unknown points to get_operation_status and the same operation_id",
+                "get_operation_status" in s.get("next_step", "")
+                and "new operation_id" in s.get("next_step", ""),
+                s,
+            )
+            status = await client.call_tool("get_operation_status", {"operation_id": key})
+            st = status.structured_content or {}
+            check("get_operation_status reconciles to succeeded", st.get("state") == "succeeded", st)
+            ticket = (st.get("ticket") or {}).get("id")
+            check("get_operation_status returns the ticket", bool(ticket), st)
+            retry = await client.call_tool("create_ticket", args)
+            r = retry.structured_content or {}
+            check(
+                "the retry replays the same ticket",
+                r.get("status") == "replayed" and (r.get("ticket") or {}).get("id") == ticket,
+                r,
+            )
+    counts = sim("/_sim/counts")
+    made = sum(t == title for r in counts["by_external_ref"] for t in r["titles"])
+    check("the provider holds one ticket", made == 1, counts)
+    print(f"python mcp (remote backend): {results['passed']} passed, {results['failed']} failed")
+    return results["failed"] == 0
+
+
+if __name__ == "__main__":
+    sys.exit(0 if asyncio.run(main()) else 1)

@@ -88,6 +88,13 @@ impl FakeProvider {
         self.state().lookup_faults.push_back(fault);
     }
 
+    /// Drops every queued fault: the provider behaves from now on.
+    pub fn clear_faults(&self) {
+        let mut state = self.state();
+        state.dispatch_faults.clear();
+        state.lookup_faults.clear();
+    }
+
     /// Makes a ticket as if a dispatch we never heard back from had landed.
     pub fn make_ticket(&self, external_ref: &str) {
         make(&mut self.state(), external_ref);

@@ -64,6 +64,19 @@ impl Remote {
         }
     }
 
+    /// When the background reconciler should look at an unsettled effect
+    /// again, after its attempt number `attempts`: the interval, doubled per
+    /// attempt up to 64 times it (at most an hour). A provider that stays
+    /// down is not asked again every few seconds for ever, and the attempt
+    /// log grows slowly; a caller's retry or status read still reconciles
+    /// at once.
+    fn next_check(&self, now: OffsetDateTime, attempts: i32) -> i64 {
+        let doublings = u32::try_from(attempts.saturating_sub(1).clamp(0, 6)).unwrap_or(0);
+        let delay =
+            (self.settings.reconcile_every * 2u32.pow(doublings)).min(Duration::from_secs(3600));
+        unix_ms(now + delay)
+    }
+
     /// Until when a dispatch started at `now` may be repeated with the same
     /// key: the provider's dedup window. `None` when it ignores keys.
     fn key_trusted_until(&self, now: OffsetDateTime) -> Option<OffsetDateTime> {
@@ -218,5 +231,44 @@ impl Kitchen {
         Ok(Outcome::InProgress {
             retry_after: RETRY_AFTER,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug)]
+    struct NoProvider;
+
+    impl TicketProvider for NoProvider {
+        fn dispatch<'a>(
+            &'a self,
+            _: &'a crate::DispatchRequest,
+        ) -> crate::ProviderFuture<'a, crate::Dispatched> {
+            Box::pin(async { crate::Dispatched::NotSent("no provider".into()) })
+        }
+
+        fn find_by_reference<'a>(&'a self, _: &'a str) -> crate::ProviderFuture<'a, crate::Lookup> {
+            Box::pin(async { crate::Lookup::Failed("no provider".into()) })
+        }
+    }
+
+    #[test]
+    fn background_checks_back_off_to_a_cap() {
+        let remote = Remote {
+            provider: Arc::new(NoProvider),
+            settings: RemoteSettings {
+                reconcile_every: Duration::from_secs(5),
+                ..RemoteSettings::default()
+            },
+        };
+        let now = OffsetDateTime::UNIX_EPOCH;
+        let after = |attempts| (remote.next_check(now, attempts) - unix_ms(now)) / 1000;
+        assert_eq!(after(1), 5);
+        assert_eq!(after(2), 10);
+        assert_eq!(after(4), 40);
+        assert_eq!(after(7), 320);
+        assert_eq!(after(500), 320, "at most 64 times the interval");
     }
 }

@@ -173,7 +173,7 @@ impl Kitchen {
                     "The provider's answer was lost ({why}): the ticket may or may not exist \
                      there. The service is reconciling with the provider's records."
                 );
-                let next = unix_ms(now + remote.settings.reconcile_every);
+                let next = remote.next_check(now, number);
                 self.stay_unknown(&job, (number, "ambiguous", &why), &detail, next)
                     .await
             }
@@ -219,7 +219,7 @@ impl Kitchen {
                     "The provider could not be searched ({why}); whether the ticket exists is \
                      still unknown, and reconciliation will try again."
                 );
-                let next = unix_ms(now + remote.settings.reconcile_every);
+                let next = remote.next_check(now, number);
                 self.stay_unknown(&job, (number, "lookup_failed", &why), &detail, next)
                     .await
             }

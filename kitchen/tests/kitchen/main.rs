@@ -7,5 +7,6 @@ mod fingerprint;
 mod model;
 mod reads;
 mod remote;
+mod remote_model;
 mod support;
 mod tenants;

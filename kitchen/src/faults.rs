@@ -30,3 +30,16 @@ pub(crate) fn after_dispatch(key: &crate::OperationKey) {
         std::process::abort();
     }
 }
+
+/// Keys with this prefix crash the process after the write-ahead record of
+/// their first dispatch committed and before anything was sent (remote
+/// backend): a failure before dispatch.
+pub const CRASH_BEFORE_DISPATCH: &str = "fault:crash-before-dispatch:";
+
+/// Called after the write-ahead record committed, before the first dispatch.
+pub(crate) fn before_dispatch(key: &crate::OperationKey) {
+    if key.as_str().starts_with(CRASH_BEFORE_DISPATCH) {
+        eprintln!("fault injection: aborting before dispatching operation {key}");
+        std::process::abort();
+    }
+}

@@ -77,6 +77,15 @@ impl<'a> Checks<'a> {
     }
 
     /// A ticket in a project of its own.
+    pub(crate) fn target(&self) -> &Target {
+        self.target
+    }
+
+    /// Waits for the server (instance A) to answer `/readyz` again.
+    pub(crate) async fn wait_ready(&self) -> bool {
+        self.caller.wait_ready(&self.target.base_url, 100).await
+    }
+
     pub(crate) fn ticket(&self, title: &str) -> Ticket {
         let n = self.next.fetch_add(1, Ordering::Relaxed);
         Ticket {

@@ -31,6 +31,7 @@
 //! | 14 | provider-unreachable | not created (key kept); after the outage the retry creates one |
 //! | 15 | provider-rejects | not created (key kept); the next try creates one |
 //! | 16 | past-dedup-window | lost, retried after the provider forgot the key: still one ticket |
+//! | 17 | crash-before-dispatch | the server dies between its write-ahead record and the dispatch; after a restart the retry makes the one ticket |
 
 mod checks;
 mod doors;
@@ -54,8 +55,13 @@ pub const CRASH_AFTER_COMMIT: &str = "fault:crash-after-commit:";
 /// (remote backend; `kitchen::faults::CRASH_AFTER_DISPATCH`).
 pub const CRASH_AFTER_DISPATCH: &str = "fault:crash-after-dispatch:";
 
+/// Operation keys with this prefix make such a server abort after the
+/// write-ahead record committed and before anything was sent to the
+/// provider (`kitchen::faults::CRASH_BEFORE_DISPATCH`; check 17).
+pub const CRASH_BEFORE_DISPATCH: &str = "fault:crash-before-dispatch:";
+
 /// The provider simulator behind a server with the remote ticket backend:
-/// enables checks 10 to 16.
+/// enables checks 10 to 17.
 #[derive(Debug, Clone)]
 pub struct ProviderTarget {
     /// The simulator's base URL (its `/_sim` control API and ground truth).

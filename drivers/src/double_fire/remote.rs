@@ -1,4 +1,4 @@
-//! Checks 10 to 16: a server whose tickets are made in a provider (the
+//! Checks 10 to 17: a server whose tickets are made in a provider (the
 //! remote backend), with the provider simulator misbehaving on purpose.
 //!
 //! The ground truth is the simulator's own count of tickets per title (each
@@ -9,10 +9,10 @@
 
 use std::time::{Duration, Instant};
 
-use super::ProviderTarget;
 use super::checks::{Checks, Seen, short};
 use super::doors::{Answer, Door, Ticket};
 use super::report::CheckResult;
+use super::{CRASH_BEFORE_DISPATCH, ProviderTarget};
 use crate::provider_sim::{Fault, FaultRule, SimClient};
 
 /// Pause between a caller's retries of an unknown outcome.
@@ -113,6 +113,9 @@ impl<'a> RemoteChecks<'a> {
         }
         for door in Door::BOTH {
             results.push(self.past_dedup_window(door).await);
+        }
+        for door in Door::BOTH {
+            results.push(self.crash_before_dispatch(door).await);
         }
         results
     }
@@ -341,6 +344,48 @@ impl<'a> RemoteChecks<'a> {
         let ok =
             attempts.first == Answer::Unknown && attempts.settled() && attempts.honest_meanwhile();
         self.judge(16, name, &ticket, 1, ok, attempts.describe())
+            .await
+    }
+
+    /// Check 17: the server dies after recording the intent and before
+    /// sending it; after a restart, retries with the same key make the one
+    /// ticket (once the dead worker's lease has run out and the provider
+    /// shows nothing).
+    async fn crash_before_dispatch(&self, door: Door) -> CheckResult {
+        let name = format!("crash-before-dispatch [{door}]");
+        let Some(restart) = &self.checks.target().restart else {
+            return Checks::skip(
+                17,
+                name,
+                "needs a way to restart the server (--restart-cmd) and a fault-injection build",
+            );
+        };
+        let ticket = self.ticket(&name);
+        let key = format!("{CRASH_BEFORE_DISPATCH}{}", self.checks.key());
+        let crashed = self.create(door, &key, &ticket).await;
+        if let Err(e) = restart.restart().await {
+            return Checks::judge(
+                17,
+                name,
+                Err(format!("restart failed: {e}")),
+                false,
+                String::new(),
+            );
+        }
+        if !self.checks.wait_ready().await {
+            return Checks::judge(
+                17,
+                name,
+                Err("the server did not come back".into()),
+                false,
+                String::new(),
+            );
+        }
+        let attempts = self.retry_until_settled(door, &key, &ticket, crashed).await;
+        let ok = matches!(attempts.first, Answer::Lost(_))
+            && attempts.settled()
+            && attempts.honest_meanwhile();
+        self.judge(17, name, &ticket, 1, ok, attempts.describe())
             .await
     }
 }

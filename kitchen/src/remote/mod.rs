@@ -129,6 +129,8 @@ impl Kitchen {
             match effects::write_ahead(&self.db, self.config().wait_bound, &ahead, now).await? {
                 WriteAheadClaim::Placed if !dispatch => break,
                 WriteAheadClaim::Placed => {
+                    #[cfg(feature = "fault-injection")]
+                    crate::faults::before_dispatch(&record.key);
                     let job = work::Job {
                         scope,
                         lease,

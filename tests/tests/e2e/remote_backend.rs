@@ -95,7 +95,7 @@ async fn drive(db: &TestDatabase, keys: KeyPolicy) -> Report {
 
 fn assert_all_pass(report: &Report, db: &TestDatabase, keys: KeyPolicy) {
     let two_instances = db.backend() == Backend::Postgres;
-    for number in 1..=16 {
+    for number in 1..=17 {
         let v = verdicts(report, number);
         let expected_skip =
             (number == 9 && !two_instances) || (number == 16 && keys == KeyPolicy::Ignore);

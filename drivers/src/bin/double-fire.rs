@@ -42,7 +42,7 @@ struct Args {
     #[arg(long)]
     fresh_key_retries: bool,
     /// The provider simulator's URL, when the server runs with
-    /// TICKET_BACKEND=remote against it: adds checks 10 to 16.
+    /// TICKET_BACKEND=remote against it: adds checks 10 to 17.
     #[arg(long, env = "DOUBLE_FIRE_PROVIDER_URL")]
     provider_url: Option<String>,
     /// The dedup window (ms) the simulator honours keys for, as the server

@@ -19,7 +19,7 @@
 //!
 //! With a remote ticket backend and the provider simulator (`--provider-url`),
 //! check 8 crashes right after the dispatch instead of the commit, and checks
-//! 10 to 16 inject the provider's faults; their ground truth is the
+//! 10 to 17 inject the provider's faults; their ground truth is the
 //! simulator's own count of tickets per title:
 //!
 //! | # | check | what it proves |

@@ -197,6 +197,15 @@ impl<'a> RemoteChecks<'a> {
         }
     }
 
+    /// Schedules `fault` for the next create of `ticket` (matched by its
+    /// unique project id in the title).
+    async fn fault_on(&self, ticket: &Ticket, fault: Fault) -> Result<(), String> {
+        self.sim
+            .add_fault(&FaultRule::create(fault).title_contains(&ticket.project_id))
+            .await
+            .map_err(|e| format!("cannot set the fault: {e}"))
+    }
+
     /// Check 10: two keys with the same content are two intended tickets.
     async fn new_requests(&self, door: Door) -> CheckResult {
         let ticket = self.ticket("twice on purpose");
@@ -232,18 +241,8 @@ impl<'a> RemoteChecks<'a> {
     ) -> CheckResult {
         let name = format!("{name} [{door}]");
         let ticket = self.ticket(&name);
-        if let Err(e) = self
-            .sim
-            .add_fault(&FaultRule::create(fault).title_contains(&ticket.project_id))
-            .await
-        {
-            return Checks::judge(
-                number,
-                name,
-                Err(format!("cannot set the fault: {e}")),
-                false,
-                String::new(),
-            );
+        if let Err(why) = self.fault_on(&ticket, fault).await {
+            return broken(number, name, why);
         }
         let key = self.checks.key();
         let first = self.create(door, &key, &ticket).await;
@@ -264,13 +263,7 @@ impl<'a> RemoteChecks<'a> {
         let ticket = self.ticket(&name);
         let outage = Duration::from_millis(800);
         if let Err(e) = self.sim.outage(outage).await {
-            return Checks::judge(
-                14,
-                name,
-                Err(format!("cannot start an outage: {e}")),
-                false,
-                String::new(),
-            );
+            return broken(14, name, format!("cannot start an outage: {e}"));
         }
         let key = self.checks.key();
         let first = self.create(door, &key, &ticket).await;
@@ -287,18 +280,8 @@ impl<'a> RemoteChecks<'a> {
     async fn rejected(&self, door: Door) -> CheckResult {
         let name = format!("provider-rejects [{door}]");
         let ticket = self.ticket(&name);
-        if let Err(e) = self
-            .sim
-            .add_fault(&FaultRule::create(Fault::Reject).title_contains(&ticket.project_id))
-            .await
-        {
-            return Checks::judge(
-                15,
-                name,
-                Err(format!("cannot set the fault: {e}")),
-                false,
-                String::new(),
-            );
+        if let Err(why) = self.fault_on(&ticket, Fault::Reject).await {
+            return broken(15, name, why);
         }
         let key = self.checks.key();
         let first = self.create(door, &key, &ticket).await;
@@ -321,18 +304,8 @@ impl<'a> RemoteChecks<'a> {
             );
         };
         let ticket = self.ticket(&name);
-        if let Err(e) = self
-            .sim
-            .add_fault(&FaultRule::create(Fault::CommitThenDrop).title_contains(&ticket.project_id))
-            .await
-        {
-            return Checks::judge(
-                16,
-                name,
-                Err(format!("cannot set the fault: {e}")),
-                false,
-                String::new(),
-            );
+        if let Err(why) = self.fault_on(&ticket, Fault::CommitThenDrop).await {
+            return broken(16, name, why);
         }
         let key = self.checks.key();
         let first = self.create(door, &key, &ticket).await;
@@ -364,22 +337,10 @@ impl<'a> RemoteChecks<'a> {
         let key = format!("{CRASH_BEFORE_DISPATCH}{}", self.checks.key());
         let crashed = self.create(door, &key, &ticket).await;
         if let Err(e) = restart.restart().await {
-            return Checks::judge(
-                17,
-                name,
-                Err(format!("restart failed: {e}")),
-                false,
-                String::new(),
-            );
+            return broken(17, name, format!("restart failed: {e}"));
         }
         if !self.checks.wait_ready().await {
-            return Checks::judge(
-                17,
-                name,
-                Err("the server did not come back".into()),
-                false,
-                String::new(),
-            );
+            return broken(17, name, "the server did not come back".into());
         }
         let attempts = self.retry_until_settled(door, &key, &ticket, crashed).await;
         let ok = matches!(attempts.first, Answer::Lost(_))
@@ -388,4 +349,9 @@ impl<'a> RemoteChecks<'a> {
         self.judge(17, name, &ticket, 1, ok, attempts.describe())
             .await
     }
+}
+
+/// A check that could not run as designed: it fails, saying why.
+fn broken(number: u8, name: String, why: String) -> CheckResult {
+    Checks::judge(number, name, Err(why), false, String::new())
 }

@@ -222,7 +222,9 @@ impl Kitchen {
                     },
                     OperationState::FailedBeforeEffect => Outcome::NotCreated {
                         operation: current.reference(),
-                        reason: work::stored_reason(row.state_detail.unwrap_or_default()),
+                        reason: self
+                            .stored_reason(scope, row.state_detail.unwrap_or_default())
+                            .await?,
                     },
                     _ => break,
                 });

@@ -79,7 +79,9 @@ impl Kitchen {
                     effects::release_lease(&self.db, &job.scope, lease).await?;
                     Ok(Outcome::NotCreated {
                         operation: record.reference(),
-                        reason: stored_reason(state_detail.unwrap_or_default()),
+                        reason: self
+                            .stored_reason(&job.scope, state_detail.unwrap_or_default())
+                            .await?,
                     })
                 }
             },
@@ -154,9 +156,9 @@ impl Kitchen {
                     .await
             }
             Dispatched::Rejected(why) => {
-                let detail = format!("{REFUSED} {why}");
-                let reason = NotCreatedReason::Rejected(why);
-                self.fail_before_effect(&job, (number, "rejected", &detail), reason)
+                let detail = format!("The provider refused the ticket and made nothing: {why}");
+                let reason = NotCreatedReason::Rejected(why.clone());
+                self.fail_before_effect(&job, (number, REJECTED, &why), &detail, reason)
                     .await
             }
             Dispatched::NotSent(why) => {
@@ -165,7 +167,7 @@ impl Kitchen {
                      Retry with the same key."
                 );
                 let reason = NotCreatedReason::Unavailable(detail.clone());
-                self.fail_before_effect(&job, (number, "not_sent", &detail), reason)
+                self.fail_before_effect(&job, (number, "not_sent", &why), &detail, reason)
                     .await
             }
             Dispatched::Ambiguous(why) => {
@@ -318,11 +320,12 @@ impl Kitchen {
         &self,
         job: &Job,
         attempt: (i32, &str, &str),
+        detail: &str,
         reason: NotCreatedReason,
     ) -> Result<Outcome, KitchenError> {
-        let (number, result, detail) = attempt;
+        let (number, result, why) = attempt;
         let settle = Settle::FailedBeforeEffect { detail };
-        self.settled_or_busy(job, (number, result, Some(detail)), settle)
+        self.settled_or_busy(job, (number, result, Some(why)), settle)
             .await?;
         Ok(Outcome::NotCreated {
             operation: self.reference(&job.scope).await?,
@@ -364,6 +367,27 @@ impl Kitchen {
         Ok(())
     }
 
+    /// Why a stored `failed_before_effect` made nothing, as its last
+    /// dispatch recorded it: a refusal (with the provider's words) or a
+    /// provider that could not be reached (`detail`).
+    pub(super) async fn stored_reason(
+        &self,
+        scope: &Scope,
+        detail: String,
+    ) -> Result<NotCreatedReason, KitchenError> {
+        let attempts = effects::attempts(&self.db, scope).await?;
+        let last_dispatch = attempts
+            .into_iter()
+            .rev()
+            .find(|a| a.kind == AttemptKind::Dispatch);
+        Ok(match last_dispatch {
+            Some(a) if a.result.as_deref() == Some(REJECTED) => {
+                NotCreatedReason::Rejected(a.detail.unwrap_or(detail))
+            }
+            _ => NotCreatedReason::Unavailable(detail),
+        })
+    }
+
     async fn reference(&self, scope: &Scope) -> Result<crate::OperationRef, KitchenError> {
         self.operation(scope.tenant, scope.action, &scope.key)
             .await?
@@ -372,17 +396,8 @@ impl Kitchen {
     }
 }
 
-/// How the detail of a refusal starts: a stored `failed_before_effect` says
-/// by it whether the provider refused or could not be reached.
-const REFUSED: &str = "The provider refused the ticket and made nothing:";
-
-/// Why a stored `failed_before_effect` made nothing, from its detail.
-pub(super) fn stored_reason(detail: String) -> NotCreatedReason {
-    match detail.strip_prefix(REFUSED) {
-        Some(why) => NotCreatedReason::Rejected(why.trim().to_owned()),
-        None => NotCreatedReason::Unavailable(detail),
-    }
-}
+/// The recorded result of a dispatch the provider refused.
+const REJECTED: &str = "rejected";
 
 /// The request stored with the write-ahead record, validated again.
 fn stored_command(

@@ -11,7 +11,7 @@ use drivers::double_fire::{self, Options, Report, Restart, Target, Verdict};
 use e2e_tests::process::{ServerProcess, fault_injection_binary};
 use kitchen::testing::{Backend, TestDatabase, tenant_with_token};
 
-pub(crate) struct RestartProcess(pub(crate) Arc<ServerProcess>);
+struct RestartProcess(Arc<ServerProcess>);
 
 impl Restart for RestartProcess {
     fn restart(&self) -> Pin<Box<dyn Future<Output = anyhow::Result<()>> + Send + '_>> {
@@ -22,37 +22,63 @@ impl Restart for RestartProcess {
     }
 }
 
-/// Runs the driver against fault-injection servers over `db`: one instance
-/// on SQLite, two on PostgreSQL.
-async fn drive(db: &TestDatabase, options: Options) -> Report {
-    let kitchen = db.kitchen().await;
-    let (_, acme) = tenant_with_token(&kitchen, "acme").await;
-    let (_, globex) = tenant_with_token(&kitchen, "globex").await;
-    kitchen.close().await;
+/// Fault-injection servers over `db`, started with `env`: one instance on
+/// SQLite, two on PostgreSQL, with tenants acme and globex.
+pub(crate) struct Deployment {
+    /// What the driver aims at (instance A holds its restart).
+    pub(crate) target: Target,
+    // Instance B lives as long as the deployment.
+    _second: Option<ServerProcess>,
+}
 
-    let binary = fault_injection_binary();
-    let a = Arc::new(ServerProcess::start(binary.clone(), db.url()));
-    let b = (db.backend() == Backend::Postgres).then(|| ServerProcess::start(binary, db.url()));
-    let caller = double_fire::Caller::default();
-    assert!(
-        caller.wait_ready(&a.base_url(), 100).await,
-        "instance A is ready"
-    );
-    if let Some(b) = &b {
+impl Deployment {
+    pub(crate) async fn start(db: &TestDatabase, env: Vec<(String, String)>) -> Self {
+        let kitchen = db.kitchen().await;
+        let (_, acme) = tenant_with_token(&kitchen, "acme").await;
+        let (_, globex) = tenant_with_token(&kitchen, "globex").await;
+        kitchen.close().await;
+
+        let binary = fault_injection_binary();
+        let a = Arc::new(ServerProcess::start_with_env(
+            binary.clone(),
+            db.url(),
+            env.clone(),
+        ));
+        let b = (db.backend() == Backend::Postgres)
+            .then(|| ServerProcess::start_with_env(binary, db.url(), env));
+        let caller = double_fire::Caller::default();
         assert!(
-            caller.wait_ready(&b.base_url(), 100).await,
-            "instance B is ready"
+            caller.wait_ready(&a.base_url(), 100).await,
+            "instance A is ready"
         );
+        if let Some(b) = &b {
+            assert!(
+                caller.wait_ready(&b.base_url(), 100).await,
+                "instance B is ready"
+            );
+        }
+        let target = Target {
+            base_url: a.base_url(),
+            token: acme.secret,
+            other_token: Some(globex.secret),
+            second_base_url: b.as_ref().map(ServerProcess::base_url),
+            restart: Some(Arc::new(RestartProcess(a))),
+            provider: None,
+        };
+        Self { target, _second: b }
     }
-    let target = Target {
-        base_url: a.base_url(),
-        token: acme.secret,
-        other_token: Some(globex.secret),
-        second_base_url: b.as_ref().map(ServerProcess::base_url),
-        restart: Some(Arc::new(RestartProcess(a.clone()))),
-        provider: None,
-    };
-    double_fire::run(&target, options, |result| println!("{result}")).await
+
+    /// Runs the driver, printing each result and the summary.
+    pub(crate) async fn drive(&self, options: Options) -> Report {
+        let report = double_fire::run(&self.target, options, |result| println!("{result}")).await;
+        println!("{}", report.summary());
+        report
+    }
+}
+
+/// Runs the driver against fault-injection servers over `db`.
+async fn drive(db: &TestDatabase, options: Options) -> Report {
+    Deployment::start(db, Vec::new()).await.drive(options).await
 }
 
 pub(crate) fn verdicts(report: &Report, number: u8) -> Vec<Verdict> {

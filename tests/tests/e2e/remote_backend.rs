@@ -7,15 +7,13 @@
 //! extra ticket at the provider, none missing once reconciled, no false
 //! dedup of a new request, and "unknown" for as long as the outcome was.
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use drivers::double_fire::{self, Options, ProviderTarget, Report, Target, Verdict};
+use drivers::double_fire::{Options, ProviderTarget, Report, Verdict};
 use drivers::provider_sim::{self, KeyPolicy, SimConfig};
-use e2e_tests::process::{ServerProcess, fault_injection_binary};
-use kitchen::testing::{Backend, TestDatabase, tenant_with_token};
+use kitchen::testing::{Backend, TestDatabase};
 
-use crate::double_fire::{RestartProcess, verdicts};
+use crate::double_fire::{Deployment, verdicts};
 
 /// The provider's dedup window when it honours keys (server and simulator).
 const DEDUP_WINDOW: Duration = Duration::from_millis(1000);
@@ -36,11 +34,6 @@ async fn drive(db: &TestDatabase, keys: KeyPolicy) -> Report {
     )
     .await
     .expect("start the provider simulator");
-    let kitchen = db.kitchen().await;
-    let (_, acme) = tenant_with_token(&kitchen, "acme").await;
-    let (_, globex) = tenant_with_token(&kitchen, "globex").await;
-    kitchen.close().await;
-
     let window_ms = match keys {
         KeyPolicy::Honour => DEDUP_WINDOW.as_millis().to_string(),
         KeyPolicy::Ignore => "0".into(),
@@ -56,41 +49,14 @@ async fn drive(db: &TestDatabase, keys: KeyPolicy) -> Report {
     .into_iter()
     .map(|(k, v)| (k.to_owned(), v))
     .collect();
-    let binary = fault_injection_binary();
-    let a = Arc::new(ServerProcess::start_with_env(
-        binary.clone(),
-        db.url(),
-        env.clone(),
-    ));
-    let b = (db.backend() == Backend::Postgres)
-        .then(|| ServerProcess::start_with_env(binary, db.url(), env));
-    let caller = double_fire::Caller::default();
-    assert!(
-        caller.wait_ready(&a.base_url(), 100).await,
-        "instance A is ready"
-    );
-    if let Some(b) = &b {
-        assert!(
-            caller.wait_ready(&b.base_url(), 100).await,
-            "instance B is ready"
-        );
-    }
-    let target = Target {
-        base_url: a.base_url(),
-        token: acme.secret,
-        other_token: Some(globex.secret),
-        second_base_url: b.as_ref().map(ServerProcess::base_url),
-        restart: Some(Arc::new(RestartProcess(a.clone()))),
-        provider: Some(ProviderTarget {
-            url: sim.base_url(),
-            dedup_window: (keys == KeyPolicy::Honour).then_some(DEDUP_WINDOW),
-            hang: HANG,
-            settle_within: Duration::from_secs(10),
-        }),
-    };
-    let report = double_fire::run(&target, Options::default(), |result| println!("{result}")).await;
-    println!("{}", report.summary());
-    report
+    let mut deployment = Deployment::start(db, env).await;
+    deployment.target.provider = Some(ProviderTarget {
+        url: sim.base_url(),
+        dedup_window: (keys == KeyPolicy::Honour).then_some(DEDUP_WINDOW),
+        hang: HANG,
+        settle_within: Duration::from_secs(10),
+    });
+    deployment.drive(Options::default()).await
 }
 
 fn assert_all_pass(report: &Report, db: &TestDatabase, keys: KeyPolicy) {

@@ -7,5 +7,6 @@ pub(crate) mod operation;
 pub(crate) mod page;
 pub(crate) mod slug;
 pub(crate) mod tenant;
+pub(crate) mod text;
 pub(crate) mod ticket;
 pub(crate) mod violation;

@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use super::text::refuse_nul;
 use super::ticket::{Ticket, TicketId};
 use super::violation::FieldViolation;
 
@@ -48,6 +49,9 @@ pub struct Cursor(TicketId);
 impl Cursor {
     /// Parses a cursor a caller passed back.
     pub fn parse(raw: &str) -> Result<Self, FieldViolation> {
+        // A cursor is a UUID and never reaches a text column, but a caller
+        // who sends a NUL gets the same answer as in every other field.
+        refuse_nul("cursor", raw)?;
         raw.parse().map(Self).map_err(|_| {
             FieldViolation::new(
                 "cursor",
@@ -88,5 +92,25 @@ impl TicketPage {
             tickets,
             next_cursor,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cursor_with_nul_is_refused_as_such() {
+        let id = TicketId::new_v7().to_string();
+        let violation = Cursor::parse(&format!("{id}\0")).expect_err("NUL is refused");
+        assert_eq!(
+            (violation.field.as_str(), violation.code),
+            ("cursor", "nul_character")
+        );
+        assert_eq!(
+            Cursor::parse("not-a-cursor").map_err(|v| v.code),
+            Err("malformed")
+        );
+        assert!(Cursor::parse(&id).is_ok());
     }
 }

@@ -8,6 +8,7 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::slug::{is_slug, slug_rule};
+use super::text::refuse_nul;
 
 /// A tenant's id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -44,6 +45,9 @@ impl TenantName {
     /// Parses a tenant name; the error says what a valid one looks like.
     pub fn parse(raw: impl Into<String>) -> Result<Self, String> {
         let raw = raw.into();
+        // The admin CLI shows only the message, so the shared NUL rule is
+        // reported by its text; the error type stays a plain `String`.
+        refuse_nul("tenant name", &raw).map_err(|v| v.message)?;
         if is_slug(&raw) {
             Ok(Self(raw))
         } else {
@@ -136,4 +140,24 @@ impl IssuedToken {
 /// the comparison off the secret itself, and a database leak reveals no token.
 pub(crate) fn token_hash(secret: &str) -> Vec<u8> {
     Sha256::digest(secret.as_bytes()).to_vec()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tenant_name_with_nul_says_so() {
+        let message = TenantName::parse("ac\0me").expect_err("NUL is refused");
+        assert!(
+            message.starts_with("tenant name must not contain the NUL character (U+0000)"),
+            "{message}"
+        );
+        assert!(
+            TenantName::parse("Acme")
+                .expect_err("not a slug")
+                .contains("lowercase")
+        );
+        assert!(TenantName::parse("acme").is_ok());
+    }
 }

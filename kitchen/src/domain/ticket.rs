@@ -8,6 +8,7 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::slug::{is_slug, slug_rule};
+use super::text::refuse_nul;
 use super::violation::FieldViolation;
 
 /// Longest title, in characters.
@@ -58,6 +59,7 @@ impl ProjectId {
     /// Parses a project id; the error says what a valid one looks like.
     pub fn parse(raw: impl Into<String>) -> Result<Self, FieldViolation> {
         let raw = raw.into();
+        refuse_nul("project_id", &raw)?;
         if is_slug(&raw) {
             Ok(Self(raw))
         } else {
@@ -97,6 +99,9 @@ impl Title {
     /// Parses a title; the error says what is wrong with it.
     pub fn parse(raw: impl Into<String>) -> Result<Self, FieldViolation> {
         let raw = raw.into();
+        // NUL is a control character too, but it is refused first and by the
+        // shared rule, so it reports `nul_character` here as in every field.
+        refuse_nul("title", &raw)?;
         let chars = raw.chars().count();
         let violation = |code, message: String| Err(FieldViolation::new("title", code, message));
         if raw.trim().is_empty() {
@@ -141,16 +146,32 @@ impl From<Title> for String {
     }
 }
 
-/// A ticket description: up to 10,000 characters, line breaks allowed.
+/// A ticket description: up to 10,000 characters, line breaks and tabs
+/// allowed. A caller's description never holds U+0000; one stored by SQLite
+/// before that rule may (see `Description::from_stored`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub struct Description(String);
 
 impl Description {
-    /// Parses a description. An empty description means "no description"
-    /// and yields `None`, so `""` and an omitted field mean the same thing.
+    /// Parses a description a caller sent. An empty description means "no
+    /// description" and yields `None`, so `""` and an omitted field mean the
+    /// same thing.
     pub fn parse(raw: impl Into<String>) -> Result<Option<Self>, FieldViolation> {
         let raw = raw.into();
+        refuse_nul("description", &raw)?;
+        Self::from_stored(raw)
+    }
+
+    /// A description read back from the database or from a result
+    /// snapshot: every rule of [`Description::parse`] except the NUL rule.
+    ///
+    /// SQLite stored U+0000 before the kitchen refused it, so an old SQLite
+    /// database may hold such descriptions. They were accepted once and stay
+    /// readable: refusing them on the way out would turn every read, list
+    /// page, replay and status lookup that touches such a ticket into an
+    /// error, and the key's retry into a failure forever.
+    pub(crate) fn from_stored(raw: String) -> Result<Option<Self>, FieldViolation> {
         let chars = raw.chars().count();
         if chars > MAX_DESCRIPTION_CHARS {
             Err(FieldViolation::new(
@@ -173,10 +194,13 @@ impl Description {
     }
 }
 
+/// Used by `Deserialize`, which reads stored result snapshots; so, like
+/// `Description::from_stored`, it does not apply the NUL rule. Caller
+/// input goes through [`TicketDraft::validate`] instead.
 impl TryFrom<String> for Description {
     type Error = String;
     fn try_from(raw: String) -> Result<Self, Self::Error> {
-        match Self::parse(raw) {
+        match Self::from_stored(raw) {
             Ok(Some(d)) => Ok(d),
             Ok(None) => Err("description must not be empty".into()),
             Err(v) => Err(v.message),
@@ -443,6 +467,80 @@ mod tests {
         assert!(Title::parse("é".repeat(MAX_TITLE_CHARS)).is_ok());
         assert!(Title::parse("é".repeat(MAX_TITLE_CHARS + 1)).is_err());
         assert!(Title::parse("two\nlines").is_err());
+    }
+
+    #[test]
+    fn nul_is_refused_in_every_ticket_field_with_one_code() {
+        let bad = TicketDraft {
+            project_id: Some("ops\0".into()),
+            title: Some("Disk\0full".into()),
+            description: Some("\0".into()),
+            priority: None,
+        };
+        let violations: Vec<_> = bad
+            .validate()
+            .expect_err("invalid")
+            .into_iter()
+            .map(|v| (v.field, v.code))
+            .collect();
+        assert_eq!(
+            violations,
+            [
+                ("project_id".to_owned(), "nul_character"),
+                ("title".to_owned(), "nul_character"),
+                ("description".to_owned(), "nul_character"),
+            ]
+        );
+    }
+
+    #[test]
+    fn nul_in_a_title_wins_over_its_other_problems() {
+        // Blank apart from the NUL, too long as well, other controls as well:
+        // the NUL is what is reported, as in every other field.
+        for raw in [
+            " \0 ".to_owned(),
+            format!("{}\0", "x".repeat(MAX_TITLE_CHARS)),
+            "\t\0".to_owned(),
+        ] {
+            let violation = Title::parse(raw.clone()).expect_err("invalid");
+            assert_eq!(violation.code, "nul_character", "{raw:?}");
+        }
+        for other in ["a\u{1}b", "a\u{7f}b", "a\u{85}b", "two\nlines"] {
+            let violation = Title::parse(other).expect_err("invalid");
+            assert_eq!(violation.code, "control_character", "{other:?}");
+        }
+    }
+
+    #[test]
+    fn descriptions_keep_line_breaks_and_tabs_but_not_nul() {
+        let text = "line one\r\n\tindented\nline three";
+        let parsed = Description::parse(text).expect("valid").expect("not empty");
+        assert_eq!(parsed.as_str(), text);
+        let violation = Description::parse(format!("{text}\0")).expect_err("NUL is refused");
+        assert_eq!(
+            (violation.field.as_str(), violation.code),
+            ("description", "nul_character")
+        );
+    }
+
+    #[test]
+    fn a_stored_description_with_nul_stays_readable() {
+        // Written by SQLite before the rule: readable from the row and from
+        // the result snapshot, where serde_json escapes it as \u0000.
+        let stored = Description::from_stored("legacy\0text".into())
+            .expect("readable")
+            .expect("not empty");
+        let ticket = Ticket {
+            description: Some(stored),
+            ..draft("ops", "t")
+                .validate()
+                .expect("valid")
+                .into_ticket(OffsetDateTime::now_utc())
+        };
+        let snapshot = serde_json::to_string(&ticket).expect("serialize");
+        assert!(snapshot.contains("legacy\\u0000text"), "{snapshot}");
+        let back: Ticket = serde_json::from_str(&snapshot).expect("deserialize");
+        assert_eq!(back, ticket);
     }
 
     #[test]

@@ -144,7 +144,7 @@ impl TryFrom<TicketRow> for Ticket {
                 .map_err(|v| corrupt("ticket", v.message))?,
             title: Title::parse(row.title).map_err(|v| corrupt("ticket", v.message))?,
             description: match row.description {
-                Some(d) => Description::parse(d).map_err(|v| corrupt("ticket", v.message))?,
+                Some(d) => Description::from_stored(d).map_err(|v| corrupt("ticket", v.message))?,
                 None => None,
             },
             priority: Priority::parse(&row.priority).map_err(|v| corrupt("ticket", v.message))?,

@@ -10,3 +10,4 @@ mod remote;
 mod remote_model;
 mod support;
 mod tenants;
+mod text;

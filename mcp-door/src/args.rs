@@ -1,113 +1,537 @@
-//! Tool arguments. Fields are optional text on the wire (and marked
-//! required in the schema where they are): rmcp does not enforce schema
-//! limits, so the kitchen validates everything and reports each problem by
-//! name, the same way the REST door does.
+//! Tool arguments, read totally.
+//!
+//! rmcp deserializes a tool's `Parameters<T>` with serde before the tool
+//! runs; when that fails (a number where a string belongs, an unknown
+//! argument under `deny_unknown_fields`) it answers with its own bare text,
+//! "failed to deserialize parameters: …": no structured result, no
+//! `status: invalid`, no `next_step`, and the tool never runs, so the call is
+//! not counted either. So every tool takes [`Arguments<T>`] instead, whose
+//! deserialization cannot fail: it keeps the JSON object as sent, and
+//! [`Arguments::read`] checks each argument against `T`'s own input schema
+//! (the one `tools/list` publishes), turning every unknown or wrong-typed
+//! argument into a field error by name. What is left is deserialized into
+//! `T`, whose fields are optional text or integers: the kitchen validates
+//! the values and reports each problem by name, the same way the REST door
+//! does (rmcp does not enforce schema limits).
 
-use std::collections::BTreeMap;
+use std::borrow::Cow;
+use std::marker::PhantomData;
 
 use kitchen::{FieldViolation, TicketDraft};
-use schemars::JsonSchema;
-use serde::Deserialize;
+use rmcp::ErrorData as McpError;
+use rmcp::handler::server::tool::schema_for_input;
+use rmcp::model::JsonObject;
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer};
+use serde_json::Value;
 
 use crate::contract;
 
+/// The pattern of a project slug, as the kitchen's `ProjectId` checks it.
+const PROJECT_ID_PATTERN: &str = r"^[a-z0-9][a-z0-9_-]{0,63}$";
+
+/// A tool's arguments as the caller sent them, to be read with
+/// [`Arguments::read`]. Its input schema is `T`'s, tidied (see
+/// [`tidy_input_schema`]); deserializing it never fails.
+pub(crate) struct Arguments<T> {
+    raw: JsonObject,
+    // `fn() -> T`: the wrapper holds no `T`, so it is Send and Sync whatever
+    // `T` is.
+    shape: PhantomData<fn() -> T>,
+}
+
+impl<'de, T> Deserialize<'de> for Arguments<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        // rmcp hands over the arguments as a JSON object (an empty one when
+        // they are absent), so this is the only shape that reaches us.
+        JsonObject::deserialize(deserializer).map(|raw| Self {
+            raw,
+            shape: PhantomData,
+        })
+    }
+}
+
+impl<T: JsonSchema> JsonSchema for Arguments<T> {
+    fn schema_name() -> Cow<'static, str> {
+        T::schema_name()
+    }
+
+    fn schema_id() -> Cow<'static, str> {
+        format!("Arguments<{}>", T::schema_id()).into()
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        let mut schema = T::json_schema(generator);
+        tidy_input_schema(&mut schema);
+        schema
+    }
+}
+
+/// Makes `T`'s derived schema say what [`Arguments::read`] enforces, in a
+/// form strict clients accept:
+///
+/// - `additionalProperties: false`: an unknown argument is refused by name
+///   (a misspelt one must not be silently dropped, and none can name a
+///   tenant). serde's `flatten`, which the create tools use, cannot say so
+///   itself.
+/// - no `null` in a `type` array: an optional argument is one the caller
+///   leaves out. (An explicit `null` is still read as "omitted", because many
+///   function-calling clients send one for every optional argument; the
+///   schema just does not invite it. Otherwise an enum without `null`, like
+///   `priority`, would have a type that admits a value its enum refuses.)
+/// - no `format` on integers: schemars' `int64`/`uint32` are not JSON Schema
+///   formats, and validators such as Ajv warn about them on every call;
+///   `minimum` and `maximum` say the range.
+fn tidy_input_schema(schema: &mut Schema) {
+    schema.insert("additionalProperties".into(), false.into());
+    let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) else {
+        return;
+    };
+    for property in properties.values_mut() {
+        let Some(property) = property.as_object_mut() else {
+            continue;
+        };
+        if let Some(Value::Array(types)) = property.get_mut("type") {
+            types.retain(|t| t != "null");
+            if let [single] = types.as_slice() {
+                let single = single.clone();
+                property.insert("type".into(), single);
+            }
+        }
+        if property.get("type").is_some_and(|t| t == "integer") {
+            property.remove("format");
+        }
+    }
+}
+
+/// Arguments read by [`Arguments::read`].
+pub(crate) struct Read<T> {
+    /// The arguments that were known and of the right type (the others are
+    /// left out, as if omitted).
+    pub(crate) args: T,
+    /// Each unknown or wrong-typed argument, by name.
+    pub(crate) problems: Vec<FieldViolation>,
+}
+
+/// The argument `problems`, followed by the violations in `checked` of
+/// arguments that have none: an argument of the wrong type was left out, so
+/// validation would add a misleading "is required" for it.
+pub(crate) fn merge(
+    problems: Vec<FieldViolation>,
+    checked: Vec<FieldViolation>,
+) -> Vec<FieldViolation> {
+    let mut all = problems;
+    let shadowed = all.len();
+    for violation in checked {
+        if !all[..shadowed].iter().any(|p| p.field == violation.field) {
+            all.push(violation);
+        }
+    }
+    all
+}
+
+impl<T: DeserializeOwned + JsonSchema + 'static> Arguments<T> {
+    /// Reads the arguments. Never refuses them: unknown and wrong-typed ones
+    /// become [`Read::problems`]. Fails only if `T` cannot hold a value its
+    /// own schema admits, which is a bug in this crate (the tests try every
+    /// tool's schema against its type).
+    pub(crate) fn read(self) -> Result<Read<T>, McpError> {
+        let schema = schema_for_input::<Self>().map_err(|e| misread::<T>(&e))?;
+        let properties = schema.get("properties").and_then(Value::as_object);
+        let mut kept = JsonObject::new();
+        let mut problems = Vec::new();
+        for (name, value) in self.raw {
+            let Some(declared) = properties.and_then(|p| p.get(&name)) else {
+                let known: Vec<&str> = properties
+                    .into_iter()
+                    .flat_map(|p| p.keys())
+                    .map(String::as_str)
+                    .collect();
+                problems.push(FieldViolation {
+                    message: contract::unknown_argument(&name, &known),
+                    field: name,
+                    code: "unknown_argument",
+                });
+                continue;
+            };
+            let expected = declared.get("type").and_then(Value::as_str);
+            match admit(expected, value) {
+                Admitted::Omitted => {}
+                Admitted::Value(value) => {
+                    kept.insert(name, value);
+                }
+                Admitted::Refused(got) => problems.push(FieldViolation {
+                    message: contract::wrong_type(&name, expected.unwrap_or_default(), &got),
+                    field: name,
+                    code: "wrong_type",
+                }),
+            }
+        }
+        let args = serde_json::from_value(Value::Object(kept))
+            .map_err(|e| misread::<T>(&e.to_string()))?;
+        Ok(Read { args, problems })
+    }
+}
+
+/// What [`admit`] makes of one argument.
+#[derive(Debug, PartialEq)]
+enum Admitted {
+    /// `null`: read as if the argument had been left out.
+    Omitted,
+    /// Of the declared type (a whole number normalized to an integer).
+    Value(Value),
+    /// Of another type: what was sent instead, in words.
+    Refused(String),
+}
+
+/// Checks `value` against the `type` its schema declares. Only the types
+/// the tools use are checked (`string`, `integer`); any other is left to
+/// serde, and the tests make sure there is none.
+fn admit(expected: Option<&str>, value: Value) -> Admitted {
+    match (expected, value) {
+        (_, Value::Null) => Admitted::Omitted,
+        (Some("string"), value @ Value::String(_)) => Admitted::Value(value),
+        (Some("integer"), Value::Number(n)) => {
+            if let Some(i) = n.as_i64() {
+                Admitted::Value(i.into())
+            } else if n.is_u64() {
+                // Above i64::MAX: out of every range a tool has, and the
+                // range check says so.
+                Admitted::Value(i64::MAX.into())
+            } else {
+                match n.as_f64() {
+                    // JSON Schema counts 5.0 and 1e12 as integers; `as`
+                    // saturates a whole number too large for i64, which the
+                    // range check then refuses.
+                    #[expect(
+                        clippy::cast_possible_truncation,
+                        reason = "a whole, finite number; saturating is intended"
+                    )]
+                    Some(f) if f.is_finite() && f.fract() == 0.0 => {
+                        Admitted::Value((f as i64).into())
+                    }
+                    _ => Admitted::Refused(format!("a number with a fraction ({n})")),
+                }
+            }
+        }
+        (Some("string" | "integer"), value) => Admitted::Refused(json_type(&value).into()),
+        (_, value) => Admitted::Value(value),
+    }
+}
+
+/// The JSON type of `value`, as a caller would name it.
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// The arguments could not be read although they passed their schema: a
+/// bug here, logged, answered opaquely.
+fn misread<T>(error: &str) -> McpError {
+    tracing::error!(
+        args = std::any::type_name::<T>(),
+        error,
+        "tool arguments passed their schema but could not be read"
+    );
+    McpError::internal_error(contract::ARGUMENTS_UNREADABLE, None)
+}
+
 /// `create_ticket` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct CreateTicketArgs {
+pub(crate) struct CreateTicketArgs {
     /// The operation id.
     #[schemars(required, description = contract::OPERATION_ID_ARG, length(min = 8, max = 255))]
-    pub operation_id: Option<String>,
+    pub(crate) operation_id: Option<String>,
     /// The ticket.
     #[serde(flatten)]
-    pub ticket: TicketArgs,
+    pub(crate) ticket: TicketArgs,
 }
 
 /// The fields of a ticket, shared by `create_ticket` and `preview_ticket`.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct TicketArgs {
+pub(crate) struct TicketArgs {
     /// Project slug.
-    #[schemars(required, description = contract::PROJECT_ID_ARG, regex(pattern = r"^[a-z0-9][a-z0-9_-]{0,63}$"))]
-    pub project_id: Option<String>,
+    #[schemars(required, description = contract::PROJECT_ID_ARG, regex(pattern = PROJECT_ID_PATTERN))]
+    pub(crate) project_id: Option<String>,
     /// One line, 1 to 200 characters, not blank.
     #[schemars(required, length(min = 1, max = 200))]
-    pub title: Option<String>,
+    pub(crate) title: Option<String>,
     /// Longer text, up to 10,000 characters.
     #[schemars(length(max = 10000))]
-    pub description: Option<String>,
+    pub(crate) description: Option<String>,
     /// How urgent: low, normal (default), high or urgent.
     #[schemars(extend("enum" = ["low", "normal", "high", "urgent"]))]
-    pub priority: Option<String>,
-    /// Anything else the caller sent. serde cannot combine
-    /// `deny_unknown_fields` with `flatten`, so unknown arguments are
-    /// collected here and refused by name (a misspelt field must not be
-    /// silently dropped, and no argument can name a tenant).
-    #[serde(flatten)]
-    #[schemars(skip)]
-    pub unknown: BTreeMap<String, serde_json::Value>,
+    pub(crate) priority: Option<String>,
 }
 
-impl TicketArgs {
-    /// The draft to validate, or the unknown arguments by name.
-    pub fn into_draft(self) -> Result<TicketDraft, Vec<FieldViolation>> {
-        if !self.unknown.is_empty() {
-            return Err(self
-                .unknown
-                .keys()
-                .map(|name| FieldViolation {
-                    field: name.clone(),
-                    code: "unknown_argument",
-                    message: format!(
-                        "{name} is not an argument of this tool; see its input schema"
-                    ),
-                })
-                .collect());
+impl From<TicketArgs> for TicketDraft {
+    fn from(args: TicketArgs) -> Self {
+        Self {
+            project_id: args.project_id,
+            title: args.title,
+            description: args.description,
+            priority: args.priority,
         }
-        Ok(TicketDraft {
-            project_id: self.project_id,
-            title: self.title,
-            description: self.description,
-            priority: self.priority,
-        })
     }
 }
 
 /// `preview_ticket` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct PreviewTicketArgs {
+pub(crate) struct PreviewTicketArgs {
     /// The ticket.
     #[serde(flatten)]
-    pub ticket: TicketArgs,
+    pub(crate) ticket: TicketArgs,
 }
 
 /// `get_operation_status` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct OperationStatusArgs {
+pub(crate) struct OperationStatusArgs {
     /// The operation id to look up.
     #[schemars(required, description = contract::OPERATION_ID_LOOKUP_ARG)]
-    pub operation_id: Option<String>,
+    pub(crate) operation_id: Option<String>,
 }
 
 /// `get_ticket` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct GetTicketArgs {
+pub(crate) struct GetTicketArgs {
     /// The ticket id.
     #[schemars(required, description = contract::TICKET_ID_ARG)]
-    pub ticket_id: Option<String>,
+    pub(crate) ticket_id: Option<String>,
 }
 
 /// `list_tickets` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ListTicketsArgs {
+pub(crate) struct ListTicketsArgs {
     /// Only tickets of this project.
-    #[schemars(description = contract::PROJECT_ID_ARG)]
-    pub project_id: Option<String>,
+    #[schemars(description = contract::PROJECT_ID_ARG, regex(pattern = PROJECT_ID_PATTERN))]
+    pub(crate) project_id: Option<String>,
     /// Page size, 1 to 200 (default 50).
     #[schemars(range(min = 1, max = 200))]
-    pub limit: Option<u32>,
+    // Wider than a page size can be, so that -1 or 1e12 reach the range
+    // check (and its message) instead of failing as a type.
+    pub(crate) limit: Option<i64>,
     /// Where the page starts.
     #[schemars(description = contract::CURSOR_ARG)]
-    pub cursor: Option<String>,
+    pub(crate) cursor: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn read_as<T: DeserializeOwned + JsonSchema + 'static>(args: Value) -> Read<T> {
+        let args: Arguments<T> = serde_json::from_value(args).expect("any object is read");
+        args.read().expect("the schema and the type agree")
+    }
+
+    fn problems<T: DeserializeOwned + JsonSchema + 'static>(args: Value) -> Vec<(String, String)> {
+        read_as::<T>(args)
+            .problems
+            .into_iter()
+            .map(|p| (p.field, p.code.to_owned()))
+            .collect()
+    }
+
+    fn one(field: &str, code: &str) -> Vec<(String, String)> {
+        vec![(field.into(), code.into())]
+    }
+
+    #[test]
+    fn a_wrong_type_is_a_problem_named_by_argument() {
+        for (args, field) in [
+            (json!({"operation_id": 12_345_678}), "operation_id"),
+            (json!({"title": 5}), "title"),
+            (json!({"project_id": ["ops"]}), "project_id"),
+            (json!({"priority": true}), "priority"),
+            (json!({"description": {"text": "x"}}), "description"),
+        ] {
+            assert_eq!(
+                problems::<CreateTicketArgs>(args.clone()),
+                one(field, "wrong_type"),
+                "{args}"
+            );
+        }
+        assert_eq!(
+            problems::<GetTicketArgs>(json!({"ticket_id": 1})),
+            one("ticket_id", "wrong_type")
+        );
+        assert_eq!(
+            problems::<OperationStatusArgs>(json!({"operation_id": 12_345_678})),
+            one("operation_id", "wrong_type")
+        );
+        for limit in [json!(1.5), json!("5"), json!(false)] {
+            assert_eq!(
+                problems::<ListTicketsArgs>(json!({ "limit": limit })),
+                one("limit", "wrong_type"),
+                "{limit}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_message_says_the_type_wanted_and_the_type_sent() {
+        let read = read_as::<PreviewTicketArgs>(json!({"title": 5, "project_id": "ops"}));
+        let message = &read.problems[0].message;
+        assert!(
+            message.starts_with("title must be a string; got a number"),
+            "{message}"
+        );
+        assert_eq!(read.args.ticket.project_id.as_deref(), Some("ops"));
+        assert_eq!(
+            read.args.ticket.title, None,
+            "the wrong-typed one is left out"
+        );
+        let read = read_limit(json!(1.5));
+        assert!(
+            read.problems[0]
+                .message
+                .starts_with("limit must be an integer; got a number with a fraction (1.5)"),
+            "{}",
+            read.problems[0].message
+        );
+    }
+
+    fn read_limit(limit: Value) -> Read<ListTicketsArgs> {
+        read_as::<ListTicketsArgs>(json!({ "limit": limit }))
+    }
+
+    #[test]
+    fn whole_numbers_of_any_spelling_reach_the_range_check() {
+        for (limit, read) in [
+            (json!(-1), Some(-1)),
+            (json!(5.0), Some(5)),
+            (json!(1e12), Some(1_000_000_000_000)),
+            (json!(1e300), Some(i64::MAX)),
+            (json!(u64::MAX), Some(i64::MAX)),
+            (json!(null), None),
+        ] {
+            let got = read_limit(limit.clone());
+            assert!(got.problems.is_empty(), "{limit}");
+            assert_eq!(got.args.limit, read, "{limit}");
+        }
+    }
+
+    #[test]
+    fn an_unknown_argument_is_a_problem_that_lists_the_real_ones() {
+        let read = read_as::<CreateTicketArgs>(json!({"tenant_id": "globex", "title": "x"}));
+        assert_eq!(read.problems.len(), 1);
+        let problem = &read.problems[0];
+        assert_eq!(
+            (problem.field.as_str(), problem.code),
+            ("tenant_id", "unknown_argument")
+        );
+        for name in [
+            "operation_id",
+            "project_id",
+            "title",
+            "description",
+            "priority",
+        ] {
+            assert!(problem.message.contains(name), "{}", problem.message);
+        }
+        assert_eq!(read.args.ticket.title.as_deref(), Some("x"));
+        for unknown in [json!({"extra": 1}), json!({"operation_id": "k", "x": null})] {
+            assert!(
+                !read_as::<OperationStatusArgs>(unknown).problems.is_empty(),
+                "refused on every tool"
+            );
+        }
+        assert!(
+            !read_as::<ListTicketsArgs>(json!({"tenant": "a"}))
+                .problems
+                .is_empty()
+        );
+        assert!(
+            !read_as::<GetTicketArgs>(json!({"id": "a"}))
+                .problems
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn null_is_read_as_omitted() {
+        let read = read_as::<CreateTicketArgs>(json!({
+            "operation_id": null, "title": null, "priority": null, "description": null
+        }));
+        assert!(read.problems.is_empty());
+        assert_eq!(read.args.operation_id, None);
+        assert_eq!(read.args.ticket.priority, None);
+    }
+
+    #[test]
+    fn argument_problems_come_first_and_shadow_validation() {
+        let Read { args, problems } =
+            read_as::<PreviewTicketArgs>(json!({"title": 5, "project_id": "Ops!"}));
+        let checked = TicketDraft::from(args.ticket)
+            .validate()
+            .expect_err("invalid");
+        let fields: Vec<_> = merge(problems, checked)
+            .into_iter()
+            .map(|v| v.field)
+            .collect();
+        assert_eq!(
+            fields,
+            ["title", "project_id"],
+            "no 'title is required' for a title that was sent as a number"
+        );
+    }
+
+    /// Every tool's published input schema is its arguments' schema, and
+    /// every value of each declared type is one its Rust type can hold:
+    /// otherwise `read` would fail where it must answer `invalid`.
+    #[test]
+    fn every_type_holds_what_its_schema_admits() {
+        fn holds<T: DeserializeOwned + JsonSchema + 'static>() {
+            let schema = schema_for_input::<Arguments<T>>().expect("an object schema");
+            let properties = schema["properties"].as_object().expect("properties");
+            for (name, property) in properties {
+                let samples = match property["type"].as_str() {
+                    Some("string") => vec![json!(""), json!("ops")],
+                    Some("integer") => vec![json!(-1), json!(1e12), json!(u64::MAX)],
+                    other => panic!("{name}: type {other:?} is not checked by `admit`"),
+                };
+                for sample in samples {
+                    let read = read_as::<T>(json!({ name.as_str(): sample }));
+                    assert!(read.problems.is_empty(), "{name}: {sample}");
+                }
+            }
+        }
+        holds::<CreateTicketArgs>();
+        holds::<PreviewTicketArgs>();
+        holds::<OperationStatusArgs>();
+        holds::<GetTicketArgs>();
+        holds::<ListTicketsArgs>();
+    }
+
+    #[test]
+    fn the_tidied_schema_is_strict_and_portable() {
+        let schema = schema_for_input::<Arguments<ListTicketsArgs>>().expect("schema");
+        let schema = Value::Object((*schema).clone());
+        assert_eq!(schema["additionalProperties"], false);
+        assert_eq!(
+            schema["properties"]["limit"],
+            json!({
+                "description": "Page size, 1 to 200 (default 50).",
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 200
+            })
+        );
+        assert_eq!(
+            schema["properties"]["project_id"]["pattern"],
+            PROJECT_ID_PATTERN
+        );
+        let schema = schema_for_input::<Arguments<CreateTicketArgs>>().expect("schema");
+        assert_eq!(schema["properties"]["priority"]["type"], "string");
+        assert_eq!(schema["additionalProperties"], false);
+    }
 }

@@ -1,10 +1,20 @@
 //! Tool results: structured content, described by each tool's output schema.
 
 use kitchen::{
-    EffectAttempt, EffectLedger, FieldViolation, OperationState, OperationStatus, Ticket, rfc3339,
+    EffectAttempt, EffectLedger, FieldViolation, OperationRef, OperationState, OperationStatus,
+    Ticket, rfc3339,
 };
-use schemars::JsonSchema;
+use schemars::{JsonSchema, Schema};
 use serde::Serialize;
+
+use crate::contract;
+
+/// Drops schemars' `format` (`uint32`, `uint64`) from an integer field:
+/// those are not JSON Schema formats, and validators such as Ajv warn about
+/// them on every call. `minimum` stays.
+fn plain_integer(schema: &mut Schema) {
+    schema.remove("format");
+}
 
 /// A ticket as tools show it.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -81,17 +91,41 @@ pub struct CreateTicketResult {
     /// For invalid: each argument and why.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub errors: Option<Vec<FieldError>>,
-    /// For conflict: the operation_id that already names another ticket request (never its content).
+    /// For conflict: what this operation_id already did (never its arguments).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub original_operation_id: Option<String>,
+    pub original_operation: Option<OriginalOperation>,
     /// For not_created and unknown: what the ticket provider said, or what is known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// For in_progress, unknown and an unreachable provider: seconds to wait before retrying.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = plain_integer)]
     pub retry_after_seconds: Option<u64>,
     /// What to do next, in one sentence.
     pub next_step: String,
+}
+
+// What a conflicting create learns of the operation that owns its key: only
+// what the caller does not already have (the key is its own), so that a
+// caller that lost the first answer can find its ticket. (The doc comment
+// below is the output schema's description, read by models.)
+/// The first use of this operation_id: when, and the ticket it made.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct OriginalOperation {
+    /// When this operation_id was first used (RFC 3339).
+    pub first_used_at: String,
+    /// The ticket it created, once it created one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ticket_id: Option<String>,
+}
+
+impl From<&OperationRef> for OriginalOperation {
+    fn from(operation: &OperationRef) -> Self {
+        Self {
+            first_used_at: rfc3339(operation.created_at),
+            ticket_id: operation.resource.map(|id| id.to_string()),
+        }
+    }
 }
 
 /// What `get_operation_status` answers.
@@ -99,7 +133,7 @@ pub struct CreateTicketResult {
 pub struct OperationStatusResult {
     /// succeeded (the ticket exists), in_progress (being sent to the ticket provider), unknown
     /// (being reconciled with the provider), failed_before_effect (nothing was created) or
-    /// not_found (nothing recorded: retrying is safe).
+    /// not_found (nothing recorded under this operation_id).
     #[schemars(extend("enum" = [
         "succeeded",
         "in_progress",
@@ -123,6 +157,7 @@ pub struct OperationStatusResult {
     /// For a ticket made in a provider: how many calls were made to the provider for it (sends
     /// and lookups).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = plain_integer)]
     pub attempts: Option<u32>,
     /// For a ticket made in a provider: the latest lookup of it at the provider.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -191,26 +226,10 @@ impl OperationStatusResult {
         effect: Option<EffectSummary<'_>>,
     ) -> Self {
         let next_step = match state {
-            OperationState::Succeeded => {
-                "The ticket was created; do not create it again. Retrying create_ticket with this \
-                 operation_id and the same arguments returns this ticket."
-            }
-            OperationState::InProgress => {
-                "The ticket is being sent to the ticket provider: check again shortly, or retry \
-                 create_ticket with the same operation_id and arguments; do not invent a new \
-                 operation_id for this ticket."
-            }
-            OperationState::Unknown => {
-                "Whether the ticket was created is not known yet; it is being reconciled with the \
-                 ticket provider. Retry create_ticket with the same operation_id and arguments, or \
-                 check again shortly; never invent a new operation_id for this ticket (it could \
-                 create a duplicate)."
-            }
-            OperationState::FailedBeforeEffect => {
-                "Nothing was created and this operation_id is not used up: call create_ticket \
-                 again with the same operation_id (if detail says the provider refused the \
-                 ticket, correct the arguments first)."
-            }
+            OperationState::Succeeded => contract::STATUS_SUCCEEDED,
+            OperationState::InProgress => contract::STATUS_IN_PROGRESS,
+            OperationState::Unknown => contract::STATUS_UNKNOWN,
+            OperationState::FailedBeforeEffect => contract::STATUS_FAILED_BEFORE_EFFECT,
         };
         Self {
             state: state.as_str().into(),
@@ -241,10 +260,7 @@ impl OperationStatusResult {
             detail: None,
             attempts: None,
             last_reconciliation: None,
-            next_step:
-                "Nothing was recorded for this operation_id, so no ticket was created: call \
-                        create_ticket again with the same operation_id and arguments."
-                    .into(),
+            next_step: contract::STATUS_NOT_FOUND.into(),
         }
     }
 }

@@ -4,7 +4,7 @@ use std::sync::OnceLock;
 
 use kitchen::{
     Action, Cursor, FieldViolation, Kitchen, KitchenError, NotCreatedReason, OperationKey, Outcome,
-    PageSize, ProjectId, Tenant, TicketId,
+    PageSize, ProjectId, Tenant, TicketDraft, TicketId,
 };
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::schema_for_output;
@@ -17,12 +17,13 @@ use telemetry::{Attempt, Door, Metrics};
 use tracing::Instrument;
 
 use crate::args::{
-    CreateTicketArgs, GetTicketArgs, ListTicketsArgs, OperationStatusArgs, PreviewTicketArgs,
+    Arguments, CreateTicketArgs, GetTicketArgs, ListTicketsArgs, OperationStatusArgs,
+    PreviewTicketArgs, Read, merge,
 };
 use crate::contract;
 use crate::results::{
-    CreateTicketResult, FieldError, OperationStatusResult, PreviewResult, TicketListResult,
-    TicketOut, TicketPreview, TicketResult, ToolProblem,
+    CreateTicketResult, FieldError, OperationStatusResult, OriginalOperation, PreviewResult,
+    TicketListResult, TicketOut, TicketPreview, TicketResult, ToolProblem,
 };
 
 /// Where a call's tenant comes from. Never from a tool argument.
@@ -123,7 +124,7 @@ impl TicketTools {
     )]
     async fn create_ticket(
         &self,
-        Parameters(args): Parameters<CreateTicketArgs>,
+        Parameters(args): Parameters<Arguments<CreateTicketArgs>>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
         let tenant = self.tenant(&ctx)?;
@@ -159,23 +160,38 @@ impl TicketTools {
     )]
     async fn get_operation_status(
         &self,
-        Parameters(args): Parameters<OperationStatusArgs>,
+        Parameters(args): Parameters<Arguments<OperationStatusArgs>>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
         let result = async {
             let tenant = self.tenant(&ctx)?;
-            let raw = args.operation_id.clone().unwrap_or_default();
-            let key = match parse_key(args.operation_id) {
-                Ok(key) => key,
-                // A string that is not a valid key was never recorded.
-                Err(_) if !raw.is_empty() => {
-                    return Ok(structured(&OperationStatusResult::not_found(raw)));
-                }
-                Err(violation) => {
+            let Read { args, problems } = args.read()?;
+            if !problems.is_empty() {
+                return Ok(problem("invalid", problems, contract::READ_INVALID));
+            }
+            let key = match args.operation_id.map(OperationKey::parse) {
+                Some(Ok(key)) => key,
+                // Nothing can be recorded under a string that is not a key,
+                // and create_ticket would refuse it: no retry advice.
+                Some(Err(_)) => {
                     return Ok(problem(
                         "invalid",
-                        vec![violation],
-                        "Pass the operation_id of the create_ticket call you want to check.",
+                        vec![FieldViolation {
+                            field: "operation_id".into(),
+                            code: "malformed",
+                            message: contract::NOT_AN_OPERATION_ID.into(),
+                        }],
+                        contract::STATUS_NOT_AN_OPERATION_ID,
+                    ));
+                }
+                None => {
+                    return Ok(problem(
+                        "invalid",
+                        vec![required(
+                            "operation_id",
+                            contract::STATUS_OPERATION_ID_REQUIRED,
+                        )],
+                        contract::STATUS_MISSING,
                     ));
                 }
             };
@@ -212,12 +228,13 @@ impl TicketTools {
     )]
     async fn preview_ticket(
         &self,
-        Parameters(args): Parameters<PreviewTicketArgs>,
+        Parameters(args): Parameters<Arguments<PreviewTicketArgs>>,
     ) -> Result<CallToolResult, McpError> {
         let result = async {
-            let checked = args.ticket.into_draft().and_then(|draft| draft.validate());
+            let Read { args, problems } = args.read()?;
+            let checked = TicketDraft::from(args.ticket).validate();
             let result = match checked {
-                Ok(command) => PreviewResult {
+                Ok(command) if problems.is_empty() => PreviewResult {
                     valid: true,
                     preview: Some(TicketPreview {
                         project_id: command.project_id.as_str().into(),
@@ -226,17 +243,16 @@ impl TicketTools {
                         priority: command.priority.as_str().into(),
                     }),
                     errors: Vec::new(),
-                    next_step: "To create it, call create_ticket with these arguments and a new \
-                                operation_id you invent (a UUID)."
-                        .into(),
+                    next_step: contract::PREVIEW_VALID.into(),
                 },
-                Err(violations) => PreviewResult {
+                checked => PreviewResult {
                     valid: false,
                     preview: None,
-                    errors: violations.into_iter().map(FieldError::from).collect(),
-                    next_step:
-                        "Correct the arguments listed in errors, then preview or create again."
-                            .into(),
+                    errors: merge(problems, checked.err().unwrap_or_default())
+                        .into_iter()
+                        .map(FieldError::from)
+                        .collect(),
+                    next_step: contract::PREVIEW_INVALID.into(),
                 },
             };
             Ok(structured(&result))
@@ -253,24 +269,25 @@ impl TicketTools {
     )]
     async fn get_ticket(
         &self,
-        Parameters(args): Parameters<GetTicketArgs>,
+        Parameters(args): Parameters<Arguments<GetTicketArgs>>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
         let result = async {
             let tenant = self.tenant(&ctx)?;
-            let not_found = || {
-                problem(
-                    "not_found",
-                    Vec::new(),
-                    "No ticket has this id; take ticket ids from create_ticket, \
-                     get_operation_status or list_tickets results.",
-                )
+            let Read { args, problems } = args.read()?;
+            if !problems.is_empty() {
+                return Ok(problem("invalid", problems, contract::READ_INVALID));
+            }
+            let not_found = || problem("not_found", Vec::new(), contract::TICKET_NOT_FOUND);
+            let Some(raw) = args.ticket_id else {
+                return Ok(problem(
+                    "invalid",
+                    vec![required("ticket_id", contract::TICKET_ID_REQUIRED)],
+                    contract::READ_INVALID,
+                ));
             };
-            let Some(id) = args
-                .ticket_id
-                .as_deref()
-                .and_then(|id| id.parse::<TicketId>().ok())
-            else {
+            // A string that is not a ticket id names no ticket.
+            let Ok(id) = raw.parse::<TicketId>() else {
                 return Ok(not_found());
             };
             match self
@@ -297,11 +314,12 @@ impl TicketTools {
     )]
     async fn list_tickets(
         &self,
-        Parameters(args): Parameters<ListTicketsArgs>,
+        Parameters(args): Parameters<Arguments<ListTicketsArgs>>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
         let result = async {
             let tenant = self.tenant(&ctx)?;
+            let Read { args, problems } = args.read()?;
             let mut violations = Vec::new();
             let project = args
                 .project_id
@@ -313,7 +331,7 @@ impl TicketTools {
                 });
             let size = args
                 .limit
-                .map_or(Ok(PageSize::DEFAULT), PageSize::parse)
+                .map_or(Ok(PageSize::DEFAULT), page_size)
                 .unwrap_or_else(|v| {
                     violations.push(v);
                     PageSize::DEFAULT
@@ -326,12 +344,9 @@ impl TicketTools {
                     violations.push(v);
                     None
                 });
+            let violations = merge(problems, violations);
             if !violations.is_empty() {
-                return Ok(problem(
-                    "invalid",
-                    violations,
-                    "Correct the arguments listed in errors and call again.",
-                ));
+                return Ok(problem("invalid", violations, contract::READ_INVALID));
             }
             let page = self
                 .kitchen
@@ -352,13 +367,27 @@ impl TicketTools {
 type Answered = (CallToolResult, &'static str, Option<&'static str>);
 
 impl TicketTools {
-    /// The create itself.
+    /// The create itself. Arguments are checked in the REST door's order:
+    /// the operation_id first and alone (without a usable key there is
+    /// nothing to keep), then every other argument at once. Nothing reaches
+    /// the kitchen, so nothing touches the key, until all of them are fine.
     async fn place(
         &self,
         tenant: &Tenant,
-        args: CreateTicketArgs,
+        args: Arguments<CreateTicketArgs>,
         attempt: &Attempt,
     ) -> Result<Answered, McpError> {
+        let Read { args, problems } = args.read()?;
+        let (key_problems, problems): (Vec<_>, Vec<_>) = problems
+            .into_iter()
+            .partition(|p| p.field == "operation_id");
+        if !key_problems.is_empty() {
+            return Ok((
+                invalid_create(None, key_problems),
+                "invalid",
+                Some("idempotency_key_malformed"),
+            ));
+        }
         let raw_key = args.operation_id.clone();
         let key = match parse_key(args.operation_id) {
             Ok(key) => key,
@@ -376,16 +405,15 @@ impl TicketTools {
             }
         };
         attempt.record_key(key.as_str());
-        let draft = match args.ticket.into_draft() {
-            Ok(draft) => draft,
-            Err(violations) => {
-                return Ok((
-                    invalid_create(raw_key, violations),
-                    "invalid",
-                    Some("validation_failed"),
-                ));
-            }
-        };
+        let draft = TicketDraft::from(args.ticket);
+        if !problems.is_empty() {
+            let checked = draft.validate().err().unwrap_or_default();
+            return Ok((
+                invalid_create(raw_key, merge(problems, checked)),
+                "invalid",
+                Some("validation_failed"),
+            ));
+        }
         let outcome = self
             .kitchen
             .create_ticket(tenant.id, &key, &draft)
@@ -433,18 +461,34 @@ impl ServerHandler for TicketTools {
 }
 
 fn parse_key(raw: Option<String>) -> Result<OperationKey, FieldViolation> {
-    let raw = raw.ok_or_else(|| FieldViolation {
-        field: "operation_id".into(),
-        code: "required",
-        message: "operation_id is required: invent a fresh UUID for this ticket and reuse it on \
-                  every retry"
-            .into(),
-    })?;
+    let raw = raw.ok_or_else(|| required("operation_id", contract::OPERATION_ID_REQUIRED))?;
     OperationKey::parse(raw).map_err(|e| FieldViolation {
         field: "operation_id".into(),
         code: "malformed",
         message: e.to_string(),
     })
+}
+
+/// A missing required argument.
+fn required(field: &str, message: &str) -> FieldViolation {
+    FieldViolation {
+        field: field.into(),
+        code: "required",
+        message: message.into(),
+    }
+}
+
+/// A page size from an integer of any size: beyond `u32` it is out of the
+/// page range all the same, and said so in the kitchen's words.
+fn page_size(n: i64) -> Result<PageSize, FieldViolation> {
+    match u32::try_from(n) {
+        Ok(n) => PageSize::parse(n),
+        Err(_) => Err(FieldViolation {
+            field: "limit".into(),
+            code: "out_of_range",
+            message: format!("limit must be between 1 and {}; got {n}", PageSize::MAX),
+        }),
+    }
 }
 
 /// The one translation of a create's outcome into a tool result.
@@ -454,7 +498,7 @@ fn create_result(key: &OperationKey, outcome: Outcome) -> CallToolResult {
         operation_id: Some(key.as_str().into()),
         ticket: None,
         errors: None,
-        original_operation_id: None,
+        original_operation: None,
         reason: None,
         retry_after_seconds: None,
         next_step: next_step.into(),
@@ -462,55 +506,34 @@ fn create_result(key: &OperationKey, outcome: Outcome) -> CallToolResult {
     match outcome {
         Outcome::Created(receipt) => structured(&CreateTicketResult {
             ticket: Some(TicketOut::from(&receipt.ticket)),
-            ..base(
-                "created",
-                "Done. If you retry this call, keep the same operation_id and arguments; for another \
-                 ticket, invent a new operation_id.",
-            )
+            ..base("created", contract::CREATED)
         }),
         Outcome::Replayed(receipt) => structured(&CreateTicketResult {
             ticket: Some(TicketOut::from(&receipt.ticket)),
-            ..base(
-                "replayed",
-                "This operation_id had already created this ticket; nothing new was created. For a \
-                 different ticket, invent a new operation_id.",
-            )
+            ..base("replayed", contract::REPLAYED)
         }),
-        Outcome::Conflict { original } => structured_error(&CreateTicketResult {
-            original_operation_id: Some(original.key.as_str().into()),
-            ..base(
-                "conflict",
-                "Nothing was created: this operation_id was already used for a ticket with different \
-                 arguments. For a new ticket, invent a new operation_id; to see the original, call \
-                 get_operation_status with this operation_id.",
-            )
-        }),
+        Outcome::Conflict { original } => {
+            let original = OriginalOperation::from(&original);
+            let next_step = contract::conflict(original.ticket_id.as_deref());
+            structured_error(&CreateTicketResult {
+                original_operation: Some(original),
+                ..base("conflict", &next_step)
+            })
+        }
         Outcome::Invalid { violations } => invalid_create(Some(key.as_str().into()), violations),
         Outcome::InProgress { retry_after } => structured(&CreateTicketResult {
             retry_after_seconds: Some(retry_after.as_secs().max(1)),
-            ..base(
-                "in_progress",
-                "Another call with this operation_id is still running and nothing was created by \
-                 this one: call again with the same operation_id and arguments after \
-                 retry_after_seconds.",
-            )
+            ..base("in_progress", contract::IN_PROGRESS)
         }),
         Outcome::NotCreated {
             operation: _,
             reason,
         } => {
             let (retry_after_seconds, next_step) = match &reason {
-                NotCreatedReason::Rejected(_) => (
-                    None,
-                    "Nothing was created: the ticket provider refused this ticket (see reason). The \
-                     operation_id is not used up: correct the arguments and call create_ticket \
-                     again with the same operation_id.",
-                ),
+                NotCreatedReason::Rejected(_) => (None, contract::NOT_CREATED_REJECTED),
                 NotCreatedReason::Unavailable(_) => (
                     Some(PROVIDER_RETRY_AFTER_SECONDS),
-                    "Nothing was created: the ticket provider could not be reached. The \
-                     operation_id is not used up: call create_ticket again later (after \
-                     retry_after_seconds) with the same operation_id and arguments.",
+                    contract::NOT_CREATED_UNAVAILABLE,
                 ),
             };
             structured_error(&CreateTicketResult {
@@ -525,13 +548,7 @@ fn create_result(key: &OperationKey, outcome: Outcome) -> CallToolResult {
         } => structured(&CreateTicketResult {
             reason: Some(reason),
             retry_after_seconds: Some(PROVIDER_RETRY_AFTER_SECONDS),
-            ..base(
-                "unknown",
-                "Whether the ticket was created is not known yet; it is being reconciled with the \
-                 ticket provider. After retry_after_seconds, call create_ticket again with the same \
-                 operation_id and arguments, or call get_operation_status with it; do not invent a \
-                 new operation_id for this ticket (it could create a duplicate).",
-            )
+            ..base("unknown", contract::UNKNOWN)
         }),
     }
 }
@@ -546,13 +563,10 @@ fn invalid_create(operation_id: Option<String>, violations: Vec<FieldViolation>)
         operation_id,
         ticket: None,
         errors: Some(violations.into_iter().map(FieldError::from).collect()),
-        original_operation_id: None,
+        original_operation: None,
         reason: None,
         retry_after_seconds: None,
-        next_step:
-            "Nothing was created. Correct the arguments listed in errors and call again; you \
-                    may keep the same operation_id."
-                .into(),
+        next_step: contract::INVALID_CREATE.into(),
     })
 }
 
@@ -583,12 +597,7 @@ fn unexpected(error: KitchenError) -> McpError {
         source = cause.source();
     }
     tracing::error!(error = %chain, "tool call failed");
-    McpError::internal_error(
-        "The server failed and logged why; whether a ticket was created is unknown. Call \
-         get_operation_status with the same operation_id, or retry create_ticket with the same \
-         operation_id and arguments.",
-        None,
-    )
+    McpError::internal_error(contract::INTERNAL, None)
 }
 
 #[cfg(test)]
@@ -609,6 +618,7 @@ mod tests {
             action: Action::CreateTicket,
             key: key(),
             created_at: time::OffsetDateTime::UNIX_EPOCH,
+            resource: None,
         }
     }
 
@@ -687,6 +697,68 @@ mod tests {
         assert!(step.contains("Nothing was created"), "{step}");
         assert!(step.contains("later"), "{step}");
         assert!(step.contains("same operation_id and arguments"), "{step}");
+    }
+
+    #[test]
+    fn a_conflict_leads_with_the_ticket_the_operation_id_already_made() {
+        const TICKET: &str = "0193a4f2-7c1e-7b8a-9f00-4c2d1e5b6a7a";
+        let made = OperationRef {
+            resource: Some(TICKET.parse().expect("a ticket id")),
+            ..operation()
+        };
+        let result = create_result(&key(), Outcome::Conflict { original: made });
+        assert_eq!(result.is_error, Some(true));
+        let body = content(&result);
+        assert_eq!(body["status"], "conflict");
+        assert_eq!(
+            body["original_operation"],
+            serde_json::json!({"first_used_at": "1970-01-01T00:00:00Z", "ticket_id": TICKET})
+        );
+        let step = next_step(&result);
+        assert!(
+            step.starts_with(&format!(
+                "If you meant the same ticket, it already exists (ticket_id {TICKET}): read it \
+                 with get_operation_status using this same operation_id; only for a genuinely \
+                 different ticket invent a new operation_id"
+            )),
+            "{step}"
+        );
+
+        // Not made yet (a provider's ticket still in flight): no id to give.
+        let result = create_result(
+            &key(),
+            Outcome::Conflict {
+                original: operation(),
+            },
+        );
+        let body = content(&result);
+        assert_eq!(
+            body["original_operation"],
+            serde_json::json!({"first_used_at": "1970-01-01T00:00:00Z"})
+        );
+        let step = next_step(&result);
+        assert!(
+            step.starts_with("If you meant the same ticket, it was already requested"),
+            "{step}"
+        );
+        assert!(step.contains("get_operation_status"), "{step}");
+    }
+
+    #[test]
+    fn a_page_size_of_any_integer_is_checked_in_range() {
+        assert_eq!(page_size(50).map(PageSize::get).ok(), Some(50));
+        for n in [0, -1, 201, i64::from(u32::MAX) + 1, i64::MAX] {
+            let violation = page_size(n).expect_err("out of range");
+            assert_eq!(
+                (violation.field.as_str(), violation.code),
+                ("limit", "out_of_range")
+            );
+            assert!(
+                violation.message.ends_with(&format!("got {n}")),
+                "{}",
+                violation.message
+            );
+        }
     }
 
     #[test]

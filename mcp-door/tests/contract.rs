@@ -143,3 +143,84 @@ fn a_changed_description_changes_the_hash() {
     }
     assert_ne!(contract_hash(&tool), contract_hash(&annotated));
 }
+
+/// Every place in `schema` (a JSON Schema) where `bad` holds, as a JSON
+/// pointer.
+fn find(
+    schema: &serde_json::Value,
+    at: &str,
+    bad: &dyn Fn(&serde_json::Map<String, serde_json::Value>) -> bool,
+) -> Vec<String> {
+    let mut found = Vec::new();
+    match schema {
+        serde_json::Value::Object(map) => {
+            if bad(map) {
+                found.push(at.to_owned());
+            }
+            for (key, value) in map {
+                found.extend(find(value, &format!("{at}/{key}"), bad));
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                found.extend(find(item, &format!("{at}/{i}"), bad));
+            }
+        }
+        _ => {}
+    }
+    found
+}
+
+/// The schemas say what the server does, in a form strict clients take:
+/// unknown arguments are refused (so the schema closes every object), an
+/// optional argument is left out rather than null (the server reads an
+/// explicit null as omitted, but no schema invites it, so no type admits a
+/// value an enum refuses), and integers carry no schemars `format` (not a
+/// JSON Schema format: Ajv warns on every call).
+#[test]
+fn the_schemas_are_strict_and_portable() {
+    let mut problems = Vec::new();
+    for tool in TicketTools::definitions() {
+        let input = serde_json::Value::Object((*tool.input_schema).clone());
+        if input["additionalProperties"] != false {
+            problems.push(format!("{}: input allows unknown arguments", tool.name));
+        }
+        for at in find(&input, "", &|m| {
+            m.get("type")
+                .and_then(|t| t.as_array())
+                .is_some_and(|types| types.iter().any(|t| t == "null"))
+        }) {
+            problems.push(format!("{}: input{at} admits null", tool.name));
+        }
+        let output = tool
+            .output_schema
+            .as_ref()
+            .map(|s| serde_json::Value::Object((**s).clone()))
+            .unwrap_or_default();
+        for (side, schema) in [("input", &input), ("output", &output)] {
+            for at in find(schema, "", &|m| m.contains_key("format")) {
+                problems.push(format!("{}: {side}{at} has a format", tool.name));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// Where the create tools take a project slug, every tool that takes one
+/// says its pattern.
+#[test]
+fn every_project_id_argument_has_the_same_pattern() {
+    let patterns: std::collections::BTreeMap<_, _> = TicketTools::definitions()
+        .into_iter()
+        .filter_map(|tool| {
+            let pattern = tool.input_schema.get("properties")?.get("project_id")?["pattern"]
+                .as_str()
+                .map(str::to_owned);
+            Some((tool.name.to_string(), pattern))
+        })
+        .collect();
+    assert_eq!(patterns.len(), 3, "{patterns:?}");
+    let first = patterns.values().next().cloned().flatten();
+    assert!(first.is_some(), "{patterns:?}");
+    assert!(patterns.values().all(|p| *p == first), "{patterns:?}");
+}

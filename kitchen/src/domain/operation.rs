@@ -205,12 +205,15 @@ impl OperationRecord {
             action: self.action,
             key: self.key.clone(),
             created_at: self.created_at,
+            resource: self.ticket_id,
         }
     }
 }
 
-/// Enough to look an operation up (and to say when it happened), and nothing
-/// of what it carried: given to callers whose request conflicts with it.
+/// Enough to look an operation up, to say when it happened and which
+/// resource it made, and nothing of what it carried: given to callers whose
+/// request conflicts with it (a caller that lost the first answer must be
+/// able to find the ticket it already has).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OperationRef {
     /// The action.
@@ -219,6 +222,8 @@ pub struct OperationRef {
     pub key: OperationKey,
     /// When the key was first used.
     pub created_at: OffsetDateTime,
+    /// The ticket the operation made, once it made one.
+    pub resource: Option<TicketId>,
 }
 
 #[cfg(test)]

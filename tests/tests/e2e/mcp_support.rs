@@ -107,3 +107,41 @@ pub async fn status<S: Service<RoleClient>>(
         .await,
     )
 }
+
+/// The fields named by a result's `errors`, in order.
+pub fn error_fields(body: &Value) -> Vec<String> {
+    body["errors"]
+        .as_array()
+        .expect("errors")
+        .iter()
+        .map(|e| e["field"].as_str().expect("a field").to_owned())
+        .collect()
+}
+
+/// The sum of the samples of `metric` in `app`'s `/metrics` whose labels
+/// include all of `labels`.
+pub async fn metric(app: &TestApp, metric: &str, labels: &[(&str, &str)]) -> f64 {
+    let text = app
+        .client
+        .get(app.url("/metrics"))
+        .send()
+        .await
+        .expect("answer")
+        .text()
+        .await
+        .expect("text");
+    text.lines()
+        .filter(|l| l.starts_with(&format!("{metric}{{")))
+        .filter(|l| {
+            labels
+                .iter()
+                .all(|(k, v)| l.contains(&format!("{k}=\"{v}\"")))
+        })
+        .map(|l| {
+            l.rsplit(' ')
+                .next()
+                .and_then(|v| v.parse::<f64>().ok())
+                .unwrap_or(f64::NAN)
+        })
+        .sum()
+}

@@ -7,7 +7,7 @@ use serde_json::json;
 use tokio::io::AsyncWriteExt;
 
 use crate::fresh_key;
-use crate::mcp_support::{Protocol, call, connect, content, create, status};
+use crate::mcp_support::{Protocol, call, connect, content, create, error_fields, metric, status};
 
 async fn retry_with_the_same_operation_id_replays(db: TestDatabase) {
     let app = TestApp::spawn(&db).await;
@@ -40,12 +40,25 @@ async fn reuse_with_changed_arguments_is_a_conflict(db: TestDatabase) {
     let acme = app.tenant("acme").await;
     let client = connect(&app, &acme.token, Protocol::Stateless).await;
     let key = fresh_key();
-    create(&client, &key, "Disk full").await;
+    let created = content(&create(&client, &key, "Disk full").await);
     let conflict = create(&client, &key, "Disk fuller").await;
     assert_eq!(conflict.is_error, Some(true));
     let body = content(&conflict);
     assert_eq!(body["status"], "conflict");
-    assert_eq!(body["original_operation_id"], key.as_str());
+    // What the caller does not have: when its key was first used, and the
+    // ticket that use made (a caller that lost the first answer finds it).
+    let original = &body["original_operation"];
+    assert_eq!(original["ticket_id"], created["ticket"]["id"]);
+    assert_eq!(original["first_used_at"], created["ticket"]["created_at"]);
+    assert!(body.get("original_operation_id").is_none(), "{body}");
+    let step = body["next_step"].as_str().expect("a next_step");
+    let id = created["ticket"]["id"].as_str().expect("an id");
+    assert!(
+        step.starts_with(&format!(
+            "If you meant the same ticket, it already exists (ticket_id {id})"
+        )),
+        "the safe move first: {step}"
+    );
     assert!(
         !body.to_string().contains("Disk full\""),
         "never the original's content"
@@ -107,6 +120,11 @@ async fn invalid_arguments_create_nothing_and_keep_the_key(db: TestDatabase) {
     assert_eq!(
         status["state"], "not_found",
         "an invalid call records nothing"
+    );
+    let step = status["next_step"].as_str().expect("a next_step");
+    assert!(
+        step.starts_with("Nothing was recorded under this operation_id"),
+        "{step}"
     );
     assert_eq!(status["retry_safe"], true);
     snapshot_settings().bind(|| insta::assert_json_snapshot!("mcp_operation_not_found", status));
@@ -258,7 +276,246 @@ async fn preview_and_reads(db: TestDatabase) {
     assert_eq!(bad_list.is_error, Some(true));
 }
 
+/// An id that cannot be an operation key was never recorded, and the
+/// answer must not advise a create_ticket retry that would be refused.
+async fn a_status_lookup_with_an_impossible_id_says_so(db: TestDatabase) {
+    let app = TestApp::spawn(&db).await;
+    let acme = app.tenant("acme").await;
+    let client = connect(&app, &acme.token, Protocol::Stateless).await;
+    for id in ["x", "has a space", &"k".repeat(256)] {
+        let result = call(
+            &client,
+            "get_operation_status",
+            json!({ "operation_id": id }),
+        )
+        .await;
+        assert_eq!(result.is_error, Some(true), "{id}");
+        let body = content(&result);
+        assert_eq!(body["error"], "invalid");
+        assert_eq!(error_fields(&body), ["operation_id"]);
+        assert_eq!(body["errors"][0]["code"], "malformed");
+        let message = body["errors"][0]["message"].as_str().expect("a message");
+        assert!(message.contains("not a valid operation_id"), "{message}");
+        assert!(
+            message.contains("nothing can have been recorded"),
+            "{message}"
+        );
+        let step = body["next_step"].as_str().expect("a next_step");
+        assert!(!step.contains("call create_ticket again"), "{step}");
+        if id == "x" {
+            snapshot_settings()
+                .bind(|| insta::assert_json_snapshot!("mcp_operation_id_not_a_key", body));
+        }
+    }
+    let missing = content(&call(&client, "get_operation_status", json!({})).await);
+    assert_eq!(missing["errors"][0]["code"], "required");
+}
+
+/// Every wrong-typed or unknown argument, on every tool, is the contract's
+/// `invalid` answer naming the argument (never rmcp's bare "failed to
+/// deserialize parameters"), is counted, and leaves the key untouched.
+async fn wrong_typed_and_unknown_arguments_are_invalid_by_name(db: TestDatabase) {
+    let app = TestApp::spawn(&db).await;
+    let acme = app.tenant("acme").await;
+    let client = connect(&app, &acme.token, Protocol::Stateless).await;
+    let key = fresh_key();
+
+    // create_ticket: status invalid, the argument by name, nothing created.
+    let creates = [
+        (
+            json!({"operation_id": 12_345_678, "project_id": "ops", "title": "Disk full"}),
+            vec!["operation_id"],
+            "wrong_type",
+        ),
+        (
+            json!({"operation_id": key, "project_id": "ops", "title": 5}),
+            vec!["title"],
+            "wrong_type",
+        ),
+        (
+            json!({"operation_id": key, "project_id": "ops", "title": "Disk full",
+                   "priority": ["high"]}),
+            vec!["priority"],
+            "wrong_type",
+        ),
+        (
+            json!({"operation_id": key, "project_id": "ops", "title": "Disk full",
+                   "tenant_id": "globex"}),
+            vec!["tenant_id"],
+            "unknown_argument",
+        ),
+    ];
+    for (args, fields, code) in &creates {
+        let result = call(&client, "create_ticket", args.clone()).await;
+        assert_eq!(result.is_error, Some(true), "{args}");
+        let body = content(&result);
+        assert_eq!(body["status"], "invalid", "{args}");
+        assert_eq!(&error_fields(&body), fields, "{args}");
+        assert_eq!(body["errors"][0]["code"], *code, "{args}");
+        let step = body["next_step"].as_str().expect("a next_step");
+        assert!(
+            step.starts_with("Nothing was created and the operation_id was not used"),
+            "{step}"
+        );
+        if args["title"] == 5 {
+            snapshot_settings()
+                .bind(|| insta::assert_json_snapshot!("mcp_invalid_wrong_type", body));
+        }
+    }
+    // A wrong type and a bad value are reported together, once each.
+    let both = content(
+        &call(
+            &client,
+            "create_ticket",
+            json!({"operation_id": key, "project_id": "Ops!", "title": 5}),
+        )
+        .await,
+    );
+    assert_eq!(error_fields(&both), ["title", "project_id"]);
+    assert_eq!(app.ticket_count(&acme).await, 0);
+    assert_eq!(
+        status(&client, &key).await["state"],
+        "not_found",
+        "nothing touched the key"
+    );
+    assert_eq!(
+        content(&create(&client, &key, "Disk full").await)["status"],
+        "created"
+    );
+
+    // preview_ticket: valid false, the argument by name.
+    let preview = call(
+        &client,
+        "preview_ticket",
+        json!({"project_id": "ops", "title": 5}),
+    )
+    .await;
+    assert_ne!(
+        preview.is_error,
+        Some(true),
+        "a preview's verdict is not an error"
+    );
+    let preview = content(&preview);
+    assert_eq!(preview["valid"], false);
+    assert_eq!(error_fields(&preview), ["title"]);
+    snapshot_settings().bind(|| insta::assert_json_snapshot!("mcp_preview_wrong_type", preview));
+
+    // The read tools: the invalid ToolProblem, the argument by name.
+    let reads = [
+        (
+            "get_operation_status",
+            json!({"operation_id": 12_345_678}),
+            "operation_id",
+            "wrong_type",
+        ),
+        (
+            "get_operation_status",
+            json!({"operation_id": key, "verbose": true}),
+            "verbose",
+            "unknown_argument",
+        ),
+        (
+            "get_ticket",
+            json!({"ticket_id": 1}),
+            "ticket_id",
+            "wrong_type",
+        ),
+        (
+            "get_ticket",
+            json!({"ticket_id": "x", "tenant_id": "globex"}),
+            "tenant_id",
+            "unknown_argument",
+        ),
+        (
+            "list_tickets",
+            json!({"limit": -1}),
+            "limit",
+            "out_of_range",
+        ),
+        ("list_tickets", json!({"limit": 1.5}), "limit", "wrong_type"),
+        ("list_tickets", json!({"limit": "5"}), "limit", "wrong_type"),
+        (
+            "list_tickets",
+            json!({"limit": 1e12}),
+            "limit",
+            "out_of_range",
+        ),
+        (
+            "list_tickets",
+            json!({"limit": 10, "tenant": "globex"}),
+            "tenant",
+            "unknown_argument",
+        ),
+    ];
+    for (tool, args, field, code) in &reads {
+        let result = call(&client, tool, args.clone()).await;
+        assert_eq!(result.is_error, Some(true), "{tool} {args}");
+        let body = content(&result);
+        assert_eq!(body["error"], "invalid", "{tool} {args}");
+        assert_eq!(error_fields(&body), [*field], "{tool} {args}");
+        assert_eq!(body["errors"][0]["code"], *code, "{tool} {args}");
+        if args["limit"] == "5" {
+            snapshot_settings().bind(|| insta::assert_json_snapshot!("mcp_read_wrong_type", body));
+        }
+    }
+
+    // Every one of them was counted: creates as write outcomes (with the
+    // contract failure's kind), reads as tool errors.
+    let mcp = ("door", "mcp");
+    assert_eq!(
+        metric(
+            &app,
+            "tickets_write_outcomes_total",
+            &[mcp, ("outcome", "invalid")]
+        )
+        .await,
+        5.0
+    );
+    for (kind, n) in [
+        ("idempotency_key_malformed", 1.0),
+        ("validation_failed", 4.0),
+    ] {
+        assert_eq!(
+            metric(
+                &app,
+                "tickets_contract_failures_total",
+                &[mcp, ("kind", kind)]
+            )
+            .await,
+            n,
+            "{kind}"
+        );
+    }
+    for (tool, n) in [
+        ("get_operation_status", 2.0),
+        ("get_ticket", 2.0),
+        ("list_tickets", 5.0),
+    ] {
+        assert_eq!(
+            metric(
+                &app,
+                "tickets_mcp_tool_calls_total",
+                &[("tool", tool), ("outcome", "tool_error")]
+            )
+            .await,
+            n,
+            "{tool}"
+        );
+    }
+    assert_eq!(
+        metric(
+            &app,
+            "tickets_mcp_tool_calls_total",
+            &[("tool", "preview_ticket"), ("outcome", "ok")]
+        )
+        .await,
+        1.0
+    );
+}
+
 kitchen::on_both_databases!(
+    a_status_lookup_with_an_impossible_id_says_so,
+    wrong_typed_and_unknown_arguments_are_invalid_by_name,
     retry_with_the_same_operation_id_replays,
     reuse_with_changed_arguments_is_a_conflict,
     invalid_arguments_create_nothing_and_keep_the_key,

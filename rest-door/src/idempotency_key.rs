@@ -9,6 +9,33 @@ use crate::error::{EXAMPLE_KEY, RestError};
 /// The header's name.
 pub const IDEMPOTENCY_KEY: &str = "idempotency-key";
 
+/// The header as the OpenAPI document describes it: what [`from_headers`]
+/// accepts, so that a value the schema calls valid is never refused. Bare:
+/// 8 to 255 printable ASCII characters without spaces, not starting with
+/// `"`. Quoted (RFC 8941 sf-string): such a key between double quotes, `"`
+/// and `\` escaped by a backslash; `maxLength` counts the quotes and
+/// escapes too, so the schema leaves out the quoted keys longer than 255
+/// characters in all that the server also reads. No `example`: a fixed
+/// example key would be sent with every generated body, and a key names
+/// one request.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Header)]
+#[allow(dead_code)] // Only its derived OpenAPI parameter is used.
+pub(crate) struct IdempotencyKeyHeader {
+    /// Names the ticket you intend: a fresh UUID per new ticket (e.g.
+    /// `0193a4f2-7c1e-7b8a-9f00-4c2d1e5b6a79`), sent unchanged on every
+    /// retry. 8 to 255 printable ASCII characters without spaces, bare or
+    /// as an RFC 8941 quoted string.
+    #[param(
+        rename = "Idempotency-Key",
+        required = true,
+        min_length = 8,
+        max_length = 255,
+        pattern = r#"^(?:[!#-~][!-~]{7,254}|"(?:[!#-\[\]-~]|\\["\\]){8,253}")$"#
+    )]
+    idempotency_key: String,
+}
+
 /// The operation key a write names, or why there is none.
 pub fn from_headers(headers: &HeaderMap) -> Result<OperationKey, RestError> {
     let mut values = headers.get_all(IDEMPOTENCY_KEY).iter();

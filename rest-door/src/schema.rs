@@ -59,31 +59,39 @@ impl From<Ticket> for TicketBody {
 /// The body of `POST /v1/tickets`. Unknown fields are refused, so a typo
 /// (or an attempt to name a tenant) is an error, not silently dropped.
 /// Every field is read as optional text so that each problem is reported by
-/// field name, by the kitchen's validation.
+/// field name, by the kitchen's validation; the schema says what that
+/// validation accepts (a missing or `null` `project_id` or `title` is a
+/// `400` listing it), so a request valid by this schema is never refused.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 #[schema(as = CreateTicket)]
 pub(crate) struct CreateTicketRequest {
     /// Required. Project slug: lowercase letters, digits, `_`, `-`; starts with a letter or digit.
     #[schema(
+        value_type = String,
         pattern = "^[a-z0-9][a-z0-9_-]{0,63}$",
         example = "billing-api",
         required = true
     )]
     project_id: Option<String>,
-    /// Required. One line, 1 to 200 characters, not blank.
+    /// Required. One line, 1 to 200 characters, not blank: no control
+    /// characters (U+0000 to U+001F, U+007F to U+009F), and at least one
+    /// character that is not white space.
     #[schema(
+        value_type = String,
         min_length = 1,
         max_length = 200,
+        pattern = "^[^\\u0000-\\u001F\\u007F-\\u009F]*[^\\u0000-\\u0020\\u007F-\\u00A0\\u1680\\u2000-\\u200A\\u2028\\u2029\\u202F\\u205F\\u3000][^\\u0000-\\u001F\\u007F-\\u009F]*$",
         example = "Checkout fails for EU cards",
         required = true
     )]
     title: Option<String>,
-    /// Up to 10,000 characters. Empty means none.
-    #[schema(max_length = 10000)]
+    /// Up to 10,000 characters; line breaks and tabs are fine, U+0000 (NUL)
+    /// is not. Empty or `null` means none.
+    #[schema(max_length = 10000, pattern = "^[^\\u0000]*$")]
     description: Option<String>,
-    /// Default `normal`.
-    #[schema(schema_with = priority_schema)]
+    /// Default `normal` (also when `null`).
+    #[schema(schema_with = optional_priority_schema)]
     priority: Option<String>,
 }
 
@@ -103,4 +111,19 @@ fn priority_schema() -> impl Into<RefOr<Schema>> {
         .schema_type(SchemaType::Type(Type::String))
         .enum_values(Some(kitchen::Priority::ALL.map(|p| p.as_str())))
         .description(Some("How urgent: low, normal (default), high, urgent."))
+}
+
+/// The request's `priority`: one of the priorities, or `null` (read as
+/// omitted, so the default).
+fn optional_priority_schema() -> impl Into<RefOr<Schema>> {
+    let values = kitchen::Priority::ALL
+        .map(|p| serde_json::Value::from(p.as_str()))
+        .into_iter()
+        .chain([serde_json::Value::Null]);
+    ObjectBuilder::new()
+        .schema_type(SchemaType::from_iter([Type::String, Type::Null]))
+        .enum_values(Some(values))
+        .description(Some(
+            "How urgent: low, normal (default), high, urgent; null means the default.",
+        ))
 }

@@ -19,8 +19,11 @@ pub(crate) struct Health {
 }
 
 /// The process is up.
-#[utoipa::path(get, path = "/healthz", tag = "health",
-    responses((status = 200, description = "Up.", body = Health)))]
+#[utoipa::path(get, path = "/healthz", operation_id = "healthz", tag = "health",
+    responses(
+        (status = 200, description = "Up.", body = Health),
+        (status = 400, description = "A header the server needs once was sent twice or is malformed (`bad-request`).", body = Problem, content_type = "application/problem+json"),
+    ))]
 pub(crate) async fn healthz() -> axum::Json<Health> {
     axum::Json(Health {
         status: "ok",
@@ -29,10 +32,11 @@ pub(crate) async fn healthz() -> axum::Json<Health> {
 }
 
 /// The database answers.
-#[utoipa::path(get, path = "/readyz", tag = "health",
+#[utoipa::path(get, path = "/readyz", operation_id = "readyz", tag = "health",
     responses(
         (status = 200, description = "Ready.", body = Health),
-        (status = 503, description = "The database does not answer.", body = Problem, content_type = "application/problem+json"),
+        (status = 400, description = "A header the server needs once was sent twice or is malformed (`bad-request`).", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "The database does not answer (`not-ready`), or not within the server's timeout (`timeout`).", body = Problem, content_type = "application/problem+json"),
     ))]
 pub(crate) async fn readyz(
     State(kitchen): State<Kitchen>,

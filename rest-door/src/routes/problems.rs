@@ -23,10 +23,11 @@ pub(crate) struct ProblemType {
 }
 
 /// Describe a problem type.
-#[utoipa::path(get, path = "/problems/{slug}", tag = "problems",
-    params(("slug" = String, Path, description = "Last segment of a problem `type` URI")),
+#[utoipa::path(get, path = "/problems/{slug}", operation_id = "describe_problem", tag = "problems",
+    params(("slug" = String, Path, description = "Last segment of a problem `type` URI", example = "idempotency-key-reused")),
     responses(
         (status = 200, description = "The problem type.", body = ProblemType),
+        (status = 400, description = "The path is not valid percent-encoded UTF-8, or a header the server needs once was sent twice or is malformed (`bad-request`).", body = crate::problem::Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such problem type.", body = crate::problem::Problem, content_type = "application/problem+json"),
     ))]
 pub(crate) async fn describe(

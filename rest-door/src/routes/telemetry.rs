@@ -15,8 +15,11 @@ use crate::problem::Problem;
 /// Every metric of this instance in the Prometheus text format: outcomes by
 /// door, action and outcome; latency by door and outcome; contract failures
 /// by kind; MCP tool calls by tool and contract hash.
-#[utoipa::path(get, path = "/metrics", tag = "health",
-    responses((status = 200, description = "Prometheus text exposition format.", body = String, content_type = "text/plain")))]
+#[utoipa::path(get, path = "/metrics", operation_id = "metrics", tag = "health",
+    responses(
+        (status = 200, description = "Prometheus text exposition format.", body = String, content_type = "text/plain"),
+        (status = 400, description = "A header the server needs once was sent twice or is malformed (`bad-request`).", body = Problem, content_type = "application/problem+json"),
+    ))]
 pub(crate) async fn metrics(State(metrics): State<Metrics>) -> impl IntoResponse {
     (
         [(
@@ -39,10 +42,12 @@ pub(crate) struct Stats {
 
 /// How often you retry: per door and action, outcome counts and
 /// `retry_rate` = replayed / (created + replayed).
-#[utoipa::path(get, path = "/v1/stats", tag = "operations",
+#[utoipa::path(get, path = "/v1/stats", operation_id = "get_stats", tag = "operations",
     responses(
         (status = 200, description = "Outcome counts and retry rates of the caller's tenant.", body = Stats),
-        (status = 401, description = "Missing or invalid bearer token.", body = Problem, content_type = "application/problem+json"),
+        (status = 400, description = "A header the server needs once was sent twice or is malformed (`bad-request`).", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Missing or invalid bearer token.", body = Problem, content_type = "application/problem+json",
+            headers(("WWW-Authenticate" = String, description = "Bearer"))),
     ),
     security(("bearer" = [])))]
 pub(crate) async fn stats(

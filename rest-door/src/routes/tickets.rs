@@ -32,35 +32,34 @@ pub const IDEMPOTENT_REPLAYED: HeaderName = HeaderName::from_static("idempotent-
 #[utoipa::path(
     post,
     path = "/v1/tickets",
+    operation_id = "create_ticket",
     tag = "tickets",
-    params(
-        ("Idempotency-Key" = String, Header,
-            description = "Names the ticket you intend: a fresh UUID per new ticket, sent unchanged on every retry. 8 to 255 printable ASCII characters without spaces, bare or as an RFC 8941 quoted string.",
-            example = "0193a4f2-7c1e-7b8a-9f00-4c2d1e5b6a79"),
-    ),
+    params(idempotency_key::IdempotencyKeyHeader),
     request_body(content = CreateTicketRequest, content_type = "application/json"),
     responses(
-        (status = 201, description = "Created, or replayed (then `Idempotent-Replayed: true` is set and the body is byte-identical to the first answer).", body = TicketBody,
+        (status = 201, description = "Created, or replayed (then `Idempotent-Replayed: true` is set and the body is byte-identical to the first answer). A replay is a `201` too, never a `200`.", body = TicketBody,
             headers(
                 ("Location" = String, description = "The ticket: /v1/tickets/{id}"),
                 ("Idempotent-Replayed" = String, description = "`true` when this answer is a replay of an earlier one"),
-            )),
+            ),
+            links(("GetTicket" = (operation_id = "get_ticket", parameters(("id" = "$response.body#/id")), description = "The ticket just created (or replayed)")))),
         (status = 202, description = "With a ticket provider: its answer was lost, so the ticket may or may not exist; the service is reconciling. Retry the same request with the same key, or GET the Location. Never use a new key for this ticket.", body = OutcomeUnknown,
             headers(
                 ("Location" = String, description = "The operation's status resource"),
                 ("Retry-After" = u64, description = "Seconds to wait before asking again"),
             )),
-        (status = 400, description = "Idempotency-Key missing or malformed, JSON malformed, or fields invalid (`errors` lists each). Nothing created, key not used.", body = Problem, content_type = "application/problem+json"),
+        (status = 400, description = "Idempotency-Key missing or malformed (`idempotency-key-missing`, `idempotency-key-malformed`), the body not JSON (`malformed-json`) or of the wrong shape (`invalid-body`), fields invalid (`validation-failed`; `errors` lists each), or a header the server needs once sent twice or malformed (`bad-request`). Nothing created, key not used.", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "Missing or invalid bearer token.", body = Problem, content_type = "application/problem+json",
             headers(("WWW-Authenticate" = String, description = "Bearer"))),
         (status = 409, description = "An earlier attempt with this key is still running. Retry the same request later.", body = Problem, content_type = "application/problem+json",
             headers(("Retry-After" = u64, description = "Seconds to wait"))),
-        (status = 413, description = "Body over 64 KiB.", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Body is not application/json.", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body over 64 KiB (after gzip decoding). It is refused before the key is read. Nothing created, key not used.", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Body is not application/json (`unsupported-media-type`), or compressed with a Content-Encoding other than gzip (`unsupported-content-encoding`). Nothing created, key not used.", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "The key was used for a different request (`original_operation` links its status resource), or the ticket provider refused the ticket (`provider-rejected`; the key is not used up). Nothing created.", body = Problem, content_type = "application/problem+json",
             headers(("Link" = String, description = "<status resource>; rel=\"original\""))),
-        (status = 503, description = "The ticket provider could not be reached (`provider-unavailable`): nothing was sent or created and the key is not used up; retry after Retry-After seconds.", body = Problem, content_type = "application/problem+json",
-            headers(("Retry-After" = u64, description = "Seconds to wait"))),
+        (status = 500, description = "Something failed on our side (`internal`; logged). The outcome is unknown: retry the same request with the same key, or GET the operation by key.", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "The request ran past the server's timeout (`timeout`): the outcome is unknown, retry with the same key. Or the ticket provider could not be reached (`provider-unavailable`): nothing was sent or created and the key is not used up; retry after Retry-After seconds.", body = Problem, content_type = "application/problem+json",
+            headers(("Retry-After" = u64, description = "Seconds to wait (`provider-unavailable`)"))),
     ),
     security(("bearer" = [])),
 )]
@@ -199,12 +198,17 @@ fn ticket_created(receipt: &Receipt, replayed: bool) -> Response {
 #[utoipa::path(
     get,
     path = "/v1/tickets/{id}",
+    operation_id = "get_ticket",
     tag = "tickets",
-    params(("id" = String, Path, description = "The ticket's id (a UUID)")),
+    params(("id" = String, Path, description = "The ticket's id (a UUID); anything else is simply not found")),
     responses(
         (status = 200, description = "The ticket.", body = TicketBody),
-        (status = 401, description = "Missing or invalid bearer token.", body = Problem, content_type = "application/problem+json"),
+        (status = 400, description = "The path is not valid percent-encoded UTF-8, or a header the server needs once was sent twice or is malformed (`bad-request`).", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Missing or invalid bearer token.", body = Problem, content_type = "application/problem+json",
+            headers(("WWW-Authenticate" = String, description = "Bearer"))),
         (status = 404, description = "No such ticket for this tenant.", body = Problem, content_type = "application/problem+json"),
+        (status = 500, description = "Something failed on our side (`internal`; logged). Retry.", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "The request ran past the server's timeout (`timeout`). Retry.", body = Problem, content_type = "application/problem+json"),
     ),
     security(("bearer" = [])),
 )]
@@ -227,12 +231,17 @@ pub(crate) async fn get(
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub(crate) struct ListParams {
-    /// Only tickets of this project.
+    /// Only tickets of this project (a project slug).
+    #[param(pattern = "^[a-z0-9][a-z0-9_-]{0,63}$")]
     project_id: Option<String>,
     /// Page size, 1 to 200 (default 50).
     #[param(value_type = Option<u32>, minimum = 1, maximum = 200)]
     limit: Option<String>,
-    /// `next_cursor` of the previous page.
+    /// `next_cursor` of the previous page (a UUID). Empty means none: the
+    /// first page.
+    #[param(
+        pattern = "^(?:[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})?$"
+    )]
     cursor: Option<String>,
 }
 
@@ -249,12 +258,16 @@ pub(crate) struct TicketList {
 #[utoipa::path(
     get,
     path = "/v1/tickets",
+    operation_id = "list_tickets",
     tag = "tickets",
     params(ListParams),
     responses(
         (status = 200, description = "A page of tickets.", body = TicketList),
-        (status = 400, description = "A query parameter is not valid; `errors` lists each.", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Missing or invalid bearer token.", body = Problem, content_type = "application/problem+json"),
+        (status = 400, description = "A query parameter is not valid (`validation-failed`; `errors` lists each), a parameter is given twice, or a header the server needs once was sent twice or is malformed (`bad-request`).", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Missing or invalid bearer token.", body = Problem, content_type = "application/problem+json",
+            headers(("WWW-Authenticate" = String, description = "Bearer"))),
+        (status = 500, description = "Something failed on our side (`internal`; logged). Retry.", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "The request ran past the server's timeout (`timeout`). Retry.", body = Problem, content_type = "application/problem+json"),
     ),
     security(("bearer" = [])),
 )]
@@ -287,8 +300,10 @@ pub(crate) async fn list(
             .map_err(|v| violations.push(v))
             .unwrap_or_default(),
     };
+    // `cursor=` (empty) is the first page, as if the parameter were absent.
     let cursor = params
         .cursor
+        .filter(|c| !c.is_empty())
         .map(|c| Cursor::parse(&c))
         .transpose()
         .map_err(|v| violations.push(v))

@@ -91,11 +91,115 @@ async fn the_document_matches_the_router() {
             kind.slug
         );
     }
-    for status in ["201", "400", "401", "409", "413", "415", "422"] {
+
+    // Every status each operation can answer is documented (exactly these:
+    // a new one is a deliberate change here), and every error answer is a
+    // problem document.
+    let answers: [(&str, &str, &[&str]); 9] = [
+        (
+            "post",
+            "/v1/tickets",
+            &[
+                "201", "202", "400", "401", "409", "413", "415", "422", "500", "503",
+            ],
+        ),
+        ("get", "/v1/tickets", &["200", "400", "401", "500", "503"]),
+        (
+            "get",
+            "/v1/tickets/{id}",
+            &["200", "400", "401", "404", "500", "503"],
+        ),
+        (
+            "get",
+            "/v1/operations/{action}/{key}",
+            &["200", "400", "401", "404", "500", "503"],
+        ),
+        ("get", "/v1/stats", &["200", "400", "401"]),
+        ("get", "/healthz", &["200", "400"]),
+        ("get", "/readyz", &["200", "400", "503"]),
+        ("get", "/metrics", &["200", "400"]),
+        ("get", "/problems/{slug}", &["200", "400", "404"]),
+    ];
+    for (method, path, statuses) in answers {
+        let responses = doc["paths"][path][method]["responses"]
+            .as_object()
+            .unwrap_or_else(|| panic!("{method} {path} has responses"));
+        let documented: Vec<&str> = responses.keys().map(String::as_str).collect();
+        assert_eq!(
+            documented, statuses,
+            "{method} {path} documents its answers"
+        );
+        for (status, response) in responses.iter().filter(|(s, _)| s.as_str() >= "400") {
+            assert_eq!(
+                response["content"]["application/problem+json"]["schema"]["$ref"],
+                "#/components/schemas/Problem",
+                "{method} {path} {status} is a problem document"
+            );
+        }
+    }
+
+    // Operation ids are unique (links and generated clients rely on them).
+    let mut ids: Vec<&str> = doc["paths"]
+        .as_object()
+        .expect("paths")
+        .values()
+        .flat_map(|item| item.as_object().expect("path item").values())
+        .filter_map(|op| op["operationId"].as_str())
+        .collect();
+    ids.sort_unstable();
+    let count = ids.len();
+    ids.dedup();
+    assert_eq!(ids.len(), count, "operation ids are unique: {ids:?}");
+
+    // The schemas say what the server accepts, no more: a request valid by
+    // the document is never refused for its shape (schemathesis checks the
+    // rest against a running server, in tests/hardening).
+    let create = &doc["components"]["schemas"]["CreateTicket"]["properties"];
+    for field in ["project_id", "title"] {
+        assert_eq!(
+            create[field]["type"], "string",
+            "{field} is a string, never null"
+        );
         assert!(
-            doc["paths"]["/v1/tickets"]["post"]["responses"][status].is_object(),
-            "POST documents {status}"
+            create[field]["pattern"].is_string(),
+            "{field} has a pattern"
         );
     }
+    let key = doc["paths"]["/v1/tickets"]["post"]["parameters"]
+        .as_array()
+        .and_then(|p| p.iter().find(|p| p["name"] == "Idempotency-Key"))
+        .expect("Idempotency-Key documented");
+    assert_eq!(key["in"], "header");
+    assert_eq!(key["required"], true);
+    assert_eq!(
+        (&key["schema"]["minLength"], &key["schema"]["maxLength"]),
+        (&8.into(), &255.into())
+    );
+    assert!(
+        key["schema"]["pattern"].is_string(),
+        "the key has a pattern"
+    );
+    assert!(
+        key.get("example").is_none() && key["schema"].get("example").is_none(),
+        "no fixed example key: a key names one request"
+    );
+    // `cursor=` (empty) is documented as the first page, and is.
+    let cursor = doc["paths"]["/v1/tickets"]["get"]["parameters"]
+        .as_array()
+        .and_then(|p| p.iter().find(|p| p["name"] == "cursor"))
+        .expect("cursor documented");
+    assert!(
+        cursor["schema"]["pattern"]
+            .as_str()
+            .is_some_and(|p| p.ends_with(")?$")),
+        "the cursor pattern admits the empty string"
+    );
+    let first_page = app.get(&acme, "/v1/tickets?cursor=").await;
+    assert_eq!(
+        first_page.status(),
+        200,
+        "an empty cursor is the first page"
+    );
+
     snapshot_settings().bind(|| insta::assert_json_snapshot!("openapi", doc));
 }

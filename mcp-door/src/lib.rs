@@ -13,8 +13,10 @@
 //! - [`TicketTools`]: the rmcp server handler with five tools
 //!   (`create_ticket`, `get_operation_status`, `preview_ticket`,
 //!   `get_ticket`, `list_tickets`) and the one outcome translation.
-//! - [`http_service`]: Streamable HTTP, stateless (any instance answers any
-//!   call), for mounting at `/mcp` behind the bearer-token middleware.
+//! - [`http_endpoint`]: Streamable HTTP, stateless (any instance answers any
+//!   call), for mounting at `/mcp` behind the bearer-token middleware; its
+//!   edge ([`http_edge`]) answers every malformed message, refusal and
+//!   timeout in JSON-RPC before or instead of a tool.
 //! - [`serve_stdio`] (and [`serve_stream`]): stdio, for desktop agents; the
 //!   tenant is fixed at start, from the token given in the environment.
 //! - [`contract`]: every description the model reads, and the contract
@@ -31,9 +33,11 @@ use telemetry::Metrics;
 
 mod args;
 pub mod contract;
+pub mod http_edge;
 mod results;
 mod tools;
 
+pub use http_edge::{McpEndpoint, McpLimits};
 pub use tools::{TenantSource, TicketTools};
 
 /// Host and Origin checks of the HTTP transport (DNS-rebinding protection).
@@ -58,11 +62,23 @@ impl Default for McpHttpConfig {
     }
 }
 
+/// The `/mcp` endpoint: the Streamable HTTP service behind its JSON-RPC
+/// edge (body limit, message checks, timeout, refusals in JSON-RPC; see
+/// [`http_edge`]). The tenant must be in the request's extensions (put
+/// there by the auth middleware).
+pub fn http_endpoint(
+    kitchen: Kitchen,
+    metrics: Metrics,
+    config: &McpHttpConfig,
+    limits: McpLimits,
+) -> McpEndpoint {
+    McpEndpoint::new(http_service(kitchen, metrics, config), limits)
+}
+
 /// The Streamable HTTP service, stateless: no sessions, so any instance can
 /// answer any call, for both the 2026-07-28 protocol (no initialize) and the
-/// older initialize-based revisions. Replies are plain JSON. The tenant must
-/// be in the request's extensions (put there by the auth middleware).
-pub fn http_service(
+/// older initialize-based revisions. Replies are plain JSON.
+fn http_service(
     kitchen: Kitchen,
     metrics: Metrics,
     config: &McpHttpConfig,

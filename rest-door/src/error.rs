@@ -40,8 +40,15 @@ pub enum RestError {
     UnsupportedMediaType,
     /// The body is over the limit.
     PayloadTooLarge,
+    /// The body is compressed in a way the server cannot decode; says how.
+    UnsupportedContentEncoding(String),
+    /// A path segment, query parameter or header is not valid, or the body
+    /// could not be read; says which, in the words of what refused it.
+    BadRequest(String),
     /// Nothing at this address for this tenant; says what was looked for.
     NotFound(String),
+    /// No route has this path.
+    NoRoute,
     /// Nothing recorded for this operation key.
     OperationNotFound,
     /// The database does not answer (readiness).
@@ -72,7 +79,9 @@ impl RestError {
             Self::InvalidBody(_) => ProblemKind::INVALID_BODY,
             Self::UnsupportedMediaType => ProblemKind::UNSUPPORTED_MEDIA_TYPE,
             Self::PayloadTooLarge => ProblemKind::PAYLOAD_TOO_LARGE,
-            Self::NotFound(_) => ProblemKind::NOT_FOUND,
+            Self::UnsupportedContentEncoding(_) => ProblemKind::UNSUPPORTED_CONTENT_ENCODING,
+            Self::BadRequest(_) => ProblemKind::BAD_REQUEST,
+            Self::NotFound(_) | Self::NoRoute => ProblemKind::NOT_FOUND,
             Self::OperationNotFound => ProblemKind::OPERATION_NOT_FOUND,
             Self::NotReady => ProblemKind::NOT_READY,
             Self::Internal(_) => ProblemKind::INTERNAL,
@@ -92,11 +101,15 @@ impl RestError {
             | Self::MalformedJson(_)
             | Self::InvalidBody(_)
             | Self::UnsupportedMediaType
-            | Self::PayloadTooLarge => ("invalid", Some("validation_failed")),
+            | Self::PayloadTooLarge
+            | Self::UnsupportedContentEncoding(_)
+            | Self::BadRequest(_) => ("invalid", Some("validation_failed")),
             Self::MissingCredentials | Self::InvalidToken => ("invalid", Some("unauthenticated")),
-            Self::NotFound(_) | Self::OperationNotFound | Self::NotReady | Self::Internal(_) => {
-                ("error", None)
-            }
+            Self::NotFound(_)
+            | Self::NoRoute
+            | Self::OperationNotFound
+            | Self::NotReady
+            | Self::Internal(_) => ("error", None),
         }
     }
 
@@ -155,7 +168,11 @@ impl RestError {
                 "The body is larger than {} KiB. Nothing was created.",
                 crate::BODY_LIMIT_BYTES / 1024
             ),
+            Self::UnsupportedContentEncoding(why) | Self::BadRequest(why) => why.clone(),
             Self::NotFound(what) => format!("{what} was not found."),
+            Self::NoRoute => {
+                "Nothing is served at this address; /openapi.json lists every route.".into()
+            }
             Self::OperationNotFound => {
                 "Nothing was recorded for this Idempotency-Key: the create did not happen (or its \
                  record is past retention). A retry with the same key is safe."
@@ -208,13 +225,17 @@ impl IntoResponse for RestError {
             Self::MissingCredentials => {
                 headers.insert(
                     header::WWW_AUTHENTICATE,
-                    HeaderValue::from_static(r#"Bearer realm="tickets""#),
+                    HeaderValue::from_static(
+                        r#"Bearer realm="tickets", error_description="send Authorization: Bearer <token> (a static token from tickets token issue)""#,
+                    ),
                 );
             }
             Self::InvalidToken => {
                 headers.insert(
                     header::WWW_AUTHENTICATE,
-                    HeaderValue::from_static(r#"Bearer realm="tickets", error="invalid_token""#),
+                    HeaderValue::from_static(
+                        r#"Bearer realm="tickets", error="invalid_token", error_description="the bearer token is unknown or revoked""#,
+                    ),
                 );
             }
             Self::InProgress(after) => {

@@ -20,7 +20,11 @@ pub(crate) fn parse<T: DeserializeOwned>(
         if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
             RestError::PayloadTooLarge
         } else {
-            RestError::InvalidBody(rejection.body_text())
+            // A broken chunked frame or a body that is not valid gzip.
+            RestError::BadRequest(format!(
+                "The body could not be read: {}. Nothing was created.",
+                rejection.body_text()
+            ))
         }
     })?;
     serde_json::from_slice(&bytes).map_err(|e| match e.classify() {

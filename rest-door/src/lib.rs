@@ -127,7 +127,7 @@ pub fn router(kitchen: Kitchen, metrics: Metrics) -> Router {
                 async move { axum::Json(openapi.as_ref().clone()) }
             }),
         )
-        .fallback(|| async { RestError::NotFound("Nothing at this address".into()) })
+        .fallback(|| async { RestError::NoRoute })
         .method_not_allowed_fallback(|| async { problem_for(ProblemKind::METHOD_NOT_ALLOWED) })
         .with_state(DoorState { kitchen, metrics })
 }
@@ -136,10 +136,17 @@ fn problem_for(kind: ProblemKind) -> Response {
     Problem::new(kind, kind.description).into_response()
 }
 
+/// Longest plain-text error body kept as a problem's `detail`.
+const BARE_DETAIL_LIMIT: usize = 4096;
+
 /// Turns an error answer that has no problem body (made by a tower layer:
-/// a body-limit `413`, a timeout) into a problem document, so that every
-/// error a client sees has the same envelope. Use with
-/// [`axum::middleware::map_response`] on the whole app.
+/// a body-limit `413`, a timeout; or by an axum extractor: a path or query
+/// that does not parse) into a problem document, so that every error a
+/// REST client sees has the same envelope. The original words stay in
+/// `detail` where they say more than the kind (a `400` from an extractor
+/// names the parameter), and the original headers stay (`Allow` on a
+/// `405`). Use with [`axum::middleware::map_response`] on the REST routes
+/// only: `/mcp` answers in JSON-RPC.
 pub async fn problem_for_bare_errors<B>(response: http::Response<B>) -> Response
 where
     B: http_body::Body<Data = axum::body::Bytes> + Send + 'static,
@@ -151,11 +158,31 @@ where
         .headers()
         .get(header::CONTENT_TYPE)
         .is_none_or(|ct| ct.as_bytes().starts_with(b"text/plain"));
-    if (status.is_client_error() || status.is_server_error()) && bare {
-        let kind = ProblemKind::for_status(status);
-        let mut problem = Problem::new(kind, kind.description);
-        problem.status = status.as_u16();
-        return problem.into_response();
+    if !(status.is_client_error() || status.is_server_error()) || !bare {
+        return response;
     }
-    response
+    let (mut parts, body) = response.into_parts();
+    let said = axum::body::to_bytes(body, BARE_DETAIL_LIMIT)
+        .await
+        .map(|b| String::from_utf8_lossy(&b).trim().to_owned())
+        .unwrap_or_default();
+    let kind = ProblemKind::for_status(status);
+    let mut answer = if kind == ProblemKind::INTERNAL {
+        // Same words and the same log line as every other 500.
+        RestError::Internal(format!("a layer answered {status} without a cause: {said:?}").into())
+            .into_response()
+    } else {
+        let detail = if kind == ProblemKind::BAD_REQUEST && !said.is_empty() {
+            format!("{said}. Nothing was created and no Idempotency-Key was used up.")
+        } else {
+            kind.description.to_owned()
+        };
+        let mut problem = Problem::new(kind, detail);
+        problem.status = status.as_u16();
+        problem.into_response()
+    };
+    parts.headers.remove(header::CONTENT_TYPE);
+    parts.headers.remove(header::CONTENT_LENGTH);
+    answer.headers_mut().extend(parts.headers);
+    answer
 }

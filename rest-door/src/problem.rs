@@ -62,6 +62,10 @@ kinds! {
         "Send the body with `Content-Type: application/json`. Nothing was created and the key was not used.";
     PAYLOAD_TOO_LARGE = "payload-too-large", PAYLOAD_TOO_LARGE, "The body is too large",
         "Bodies are limited to 64 KiB. Nothing was created and the key was not used.";
+    UNSUPPORTED_CONTENT_ENCODING = "unsupported-content-encoding", UNSUPPORTED_MEDIA_TYPE, "Content-Encoding not supported",
+        "Send the body uncompressed, or gzip-compressed with `Content-Encoding: gzip`. Nothing was created and the key was not used.";
+    BAD_REQUEST = "bad-request", BAD_REQUEST, "The request could not be understood",
+        "A path segment, query parameter or header is not valid, or the body could not be read; detail says which. Nothing was created and the key was not used.";
     PROVIDER_REJECTED = "provider-rejected", UNPROCESSABLE_ENTITY, "The ticket provider refused the ticket",
         "The system that keeps the tickets refused this one on its merits (its words are in detail). Nothing was created and the key was not used up: correct the request and send it again, with the same key if you like.";
     PROVIDER_UNAVAILABLE = "provider-unavailable", SERVICE_UNAVAILABLE, "The ticket provider could not be reached",
@@ -92,7 +96,8 @@ impl ProblemKind {
     }
 
     /// The kind a bare status code (one that reached the client without a
-    /// problem body, e.g. from a tower layer) stands for.
+    /// problem body, e.g. from a tower layer or an axum extractor) stands
+    /// for. `invalid-body` is never guessed: only the body parser says it.
     pub fn for_status(status: StatusCode) -> ProblemKind {
         match status {
             StatusCode::NOT_FOUND => Self::NOT_FOUND,
@@ -100,7 +105,7 @@ impl ProblemKind {
             StatusCode::PAYLOAD_TOO_LARGE => Self::PAYLOAD_TOO_LARGE,
             StatusCode::UNSUPPORTED_MEDIA_TYPE => Self::UNSUPPORTED_MEDIA_TYPE,
             StatusCode::REQUEST_TIMEOUT | StatusCode::SERVICE_UNAVAILABLE => Self::TIMEOUT,
-            s if s.is_client_error() => Self::INVALID_BODY,
+            s if s.is_client_error() => Self::BAD_REQUEST,
             _ => Self::INTERNAL,
         }
     }

@@ -8,19 +8,24 @@ use axum::Router;
 use axum::extract::Request;
 use http::StatusCode;
 use kitchen::Kitchen;
-use mcp_door::McpHttpConfig;
+use mcp_door::{McpHttpConfig, McpLimits};
 use telemetry::Metrics;
 use tokio::net::TcpListener;
 use tower::ServiceBuilder;
 use tower_http::compression::CompressionLayer;
+use tower_http::decompression::RequestDecompressionLayer;
 use tower_http::limit::RequestBodyLimitLayer;
+use tower_http::map_request_body::MapRequestBodyLayer;
 use tower_http::request_id::{
     MakeRequestUuid, PropagateRequestIdLayer, RequestId, SetRequestIdLayer,
 };
 use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
 
-/// How the server listens and how long it lets a request run.
+use crate::connections::{self, Limits};
+
+/// How the server listens, how long it lets a request run, and how it
+/// bounds connections.
 #[derive(Debug, Clone)]
 pub struct ServeSettings {
     /// Address to bind; port 0 picks a free port.
@@ -31,6 +36,24 @@ pub struct ServeSettings {
     pub request_timeout: Duration,
     /// Host and Origin checks of the MCP endpoint.
     pub mcp: McpHttpConfig,
+    /// Longest wait for a request's head (request line and headers); past
+    /// it the connection is closed. Without it one client that sends half a
+    /// request holds a connection, its memory and a file descriptor
+    /// forever. hyper runs the same timer while a kept-alive connection
+    /// waits for its next request, so it also bounds idle connections.
+    pub header_read_timeout: Duration,
+    /// A connection on which no request has started for this long is
+    /// closed (after the response it may still be writing).
+    pub idle_timeout: Duration,
+    /// Most connections open at once; at the limit the server stops
+    /// accepting until one closes, and new clients wait in the kernel's
+    /// backlog. Keep it below the process's file-descriptor limit
+    /// (`ulimit -n`) minus the database pool.
+    pub max_connections: usize,
+    /// On shutdown, how long requests in flight may take to finish; then
+    /// the connections still open are dropped and the server returns. A
+    /// create dropped this way still commits or rolls back on its own task.
+    pub shutdown_grace: Duration,
 }
 
 impl Default for ServeSettings {
@@ -39,15 +62,30 @@ impl Default for ServeSettings {
             listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
             request_timeout: Duration::from_secs(30),
             mcp: McpHttpConfig::default(),
+            // Ample for any real client (a head is one or two round trips)
+            // while freeing a stalled connection quickly.
+            header_read_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+            // Well under the 20,000-odd connections that exhaust a typical
+            // file-descriptor limit; at ~35 KB each, about 140 MB at most.
+            max_connections: 4096,
+            // As long as the request timeout: a request that respects it
+            // can finish.
+            shutdown_grace: Duration::from_secs(30),
         }
     }
 }
 
 /// Every route of the service, with the layers every request goes through.
+///
+/// Each door answers in its own dialect, so each has its own stack: the
+/// REST routes turn bare layer answers (a body-limit `413`, a timeout) into
+/// problem documents; `/mcp` reads, limits and times its messages itself
+/// and answers JSON-RPC. Shared by both, outermost first: the request id
+/// (exists before anything logs), the trace span, compression of answers,
+/// the edge rules (`edge.rs`), and gzip request bodies.
 pub fn router(kitchen: Kitchen, metrics: Metrics, settings: &ServeSettings) -> Router {
-    // Outermost first: the request id exists before anything logs, and the
-    // problem mapper sees the answers of the limit and timeout layers.
-    let layers = ServiceBuilder::new()
+    let shared = ServiceBuilder::new()
         .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
         .layer(
             TraceLayer::new_for_http().make_span_with(|request: &Request| {
@@ -66,27 +104,39 @@ pub fn router(kitchen: Kitchen, metrics: Metrics, settings: &ServeSettings) -> R
             }),
         )
         .layer(PropagateRequestIdLayer::x_request_id())
-        .layer(axum::middleware::map_response(
-            rest_door::problem_for_bare_errors,
-        ))
         .layer(CompressionLayer::new())
-        .layer(TimeoutLayer::with_status_code(
-            StatusCode::SERVICE_UNAVAILABLE,
-            settings.request_timeout,
-        ))
-        .layer(RequestBodyLimitLayer::new(rest_door::BODY_LIMIT_BYTES));
+        .layer(axum::middleware::from_fn(crate::edge::check_request))
+        // Only gzip gets here (the edge refuses other codings); the body
+        // limits below count decoded bytes, so a small bomb stays small.
+        .layer(RequestDecompressionLayer::new().gzip(true))
+        .layer(MapRequestBodyLayer::new(axum::body::Body::new));
+    let rest = rest_door::router(kitchen.clone(), metrics.clone()).layer(
+        ServiceBuilder::new()
+            .layer(axum::middleware::map_response(
+                rest_door::problem_for_bare_errors,
+            ))
+            .layer(TimeoutLayer::with_status_code(
+                StatusCode::SERVICE_UNAVAILABLE,
+                settings.request_timeout,
+            ))
+            .layer(RequestBodyLimitLayer::new(rest_door::BODY_LIMIT_BYTES)),
+    );
+    let limits = McpLimits {
+        body_limit_bytes: rest_door::BODY_LIMIT_BYTES,
+        request_timeout: settings.request_timeout,
+    };
     // The MCP endpoint sits behind the same bearer-token middleware as
     // /v1: the tools read the tenant it resolved, never an argument.
     let mcp = Router::new()
         .nest_service(
-            "/mcp",
-            mcp_door::http_service(kitchen.clone(), metrics.clone(), &settings.mcp),
+            crate::edge::MCP_PATH,
+            mcp_door::http_endpoint(kitchen.clone(), metrics, &settings.mcp, limits),
         )
         .layer(axum::middleware::from_fn_with_state(
-            kitchen.clone(),
+            kitchen,
             rest_door::auth::require_tenant,
         ));
-    rest_door::router(kitchen, metrics).merge(mcp).layer(layers)
+    rest.merge(mcp).layer(shared)
 }
 
 /// A bound, not yet running, server.
@@ -94,6 +144,7 @@ pub struct Application {
     listener: TcpListener,
     router: Router,
     kitchen: Kitchen,
+    limits: Limits,
 }
 
 impl Application {
@@ -109,6 +160,12 @@ impl Application {
             listener,
             router: router(kitchen.clone(), metrics, settings),
             kitchen,
+            limits: Limits {
+                header_read_timeout: settings.header_read_timeout,
+                idle_timeout: settings.idle_timeout,
+                max_connections: settings.max_connections,
+                shutdown_grace: settings.shutdown_grace,
+            },
         })
     }
 
@@ -125,10 +182,11 @@ impl Application {
         self.listener.local_addr()
     }
 
-    /// Serves until `shutdown` resolves, then stops accepting and lets the
-    /// requests in flight finish. With the remote backend, the reconciler
-    /// runs alongside (its first pass at once, for effects a crash left
-    /// behind) and stops with the server.
+    /// Serves until `shutdown` resolves, then stops accepting, lets the
+    /// requests in flight finish for at most the shutdown grace period and
+    /// drops the connections still open after it. With the remote backend,
+    /// the reconciler runs alongside (its first pass at once, for effects a
+    /// crash left behind) and stops with the server.
     pub async fn run_until_stopped(
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
@@ -139,17 +197,16 @@ impl Application {
             // Resolves when the sender is dropped or sends: either way, stop.
             let _ = stopped.changed().await;
         }));
-        let served = axum::serve(self.listener, self.router)
-            .with_graceful_shutdown(async move {
-                shutdown.await;
-                drop(stop);
-            })
-            .await;
+        connections::serve(self.listener, self.router, self.limits, async move {
+            shutdown.await;
+            drop(stop);
+        })
+        .await;
         // A pass in flight finishes; an effect it leaves unsettled is picked
         // up by the next instance once its lease runs out.
         if let Err(e) = reconciler.await {
             tracing::error!(error = %e, "the reconciler stopped abnormally");
         }
-        served
+        Ok(())
     }
 }

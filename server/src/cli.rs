@@ -79,6 +79,39 @@ pub struct ServeArgs {
     /// off this way still finishes on its own; retry with the same key).
     #[arg(long, env = "REQUEST_TIMEOUT_SECS", default_value_t = 30)]
     pub request_timeout_secs: u64,
+    /// Seconds a client has to send a request's head (request line and
+    /// headers) before its connection is closed; also how long a kept-alive
+    /// connection may wait for its next request.
+    #[arg(
+        long,
+        env = "HEADER_READ_TIMEOUT_SECS",
+        default_value_t = 10,
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    pub header_read_timeout_secs: u64,
+    /// Seconds a connection may go without starting a request before it is
+    /// closed (a response being written finishes first).
+    #[arg(
+        long,
+        env = "IDLE_TIMEOUT_SECS",
+        default_value_t = 60,
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    pub idle_timeout_secs: u64,
+    /// Most HTTP connections open at once; at the limit new clients wait in
+    /// the listen backlog until one closes. Keep it below `ulimit -n`.
+    #[arg(
+        long,
+        env = "MAX_HTTP_CONNECTIONS",
+        default_value_t = 4096,
+        value_parser = clap::value_parser!(u32).range(1..)
+    )]
+    pub max_http_connections: u32,
+    /// Seconds requests in flight get to finish on shutdown (SIGTERM,
+    /// Ctrl-C); then the connections still open are dropped and the process
+    /// exits. A create dropped this way still commits or rolls back.
+    #[arg(long, env = "SHUTDOWN_GRACE_SECS", default_value_t = 30)]
+    pub shutdown_grace_secs: u64,
     /// Milliseconds a create waits for a concurrent attempt with the same
     /// key before answering "in progress".
     #[arg(long, env = "WAIT_BOUND_MS", default_value_t = 5000)]
@@ -295,6 +328,10 @@ async fn serve(database_url: &str, args: ServeArgs, metrics: Metrics) -> anyhow:
             allowed_hosts: args.mcp_allowed_hosts,
             allowed_origins: args.mcp_allowed_origins,
         },
+        header_read_timeout: Duration::from_secs(args.header_read_timeout_secs),
+        idle_timeout: Duration::from_secs(args.idle_timeout_secs),
+        max_connections: usize::try_from(args.max_http_connections).unwrap_or(usize::MAX),
+        shutdown_grace: Duration::from_secs(args.shutdown_grace_secs),
     };
     let app = Application::build(kitchen.clone(), metrics.clone(), &settings)
         .await

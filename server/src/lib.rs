@@ -9,15 +9,24 @@
 //!
 //! - [`cli`]: the command line (`serve`, `tenant create`, `token issue|revoke`).
 //! - [`app`]: the HTTP application: the doors' routers and the tower-http
-//!   stack every request goes through (request id, tracing, timeout, body
-//!   limit, compression, problem bodies for bare errors), over one kitchen
-//!   and one set of metrics (the `telemetry` crate).
+//!   stacks requests go through (shared: request id, tracing, compression,
+//!   the edge rules, gzip bodies; REST only: timeout, body limit, problem
+//!   bodies for bare errors; `/mcp` limits and times itself, in JSON-RPC),
+//!   over one kitchen and one set of metrics (the `telemetry` crate).
+//! - `edge`: HTTP rules both doors share (headers sent once, a plain
+//!   `Host`, no unsupported `Content-Encoding`), answered in the dialect of
+//!   the door addressed.
+//! - `connections`: the accept loop: hyper's HTTP/1.1 connections with a
+//!   header-read timeout, an idle timeout, a connection limit and a
+//!   shutdown deadline.
 //! - [`admin`]: tenant and token commands.
 //! - `shutdown`: SIGINT/SIGTERM as a future.
 
 pub mod admin;
 pub mod app;
 pub mod cli;
+mod connections;
+mod edge;
 pub mod shutdown;
 
 pub use app::{Application, ServeSettings};

@@ -8,7 +8,7 @@
 //! - [`snapshot_settings`]: insta settings shared by both databases, with
 //!   ids, keys and times redacted.
 //! - [`process`]: the server as a separate process (crash, restart, several
-//!   instances), including its fault-injection build.
+//!   instances, SIGTERM), as built and in its fault-injection build.
 
 pub mod process;
 
@@ -129,6 +129,19 @@ impl TestApp {
             .send()
             .await
             .expect("server answers")
+    }
+
+    /// Waits (polling, up to 5 s) until the create under `key` has
+    /// committed; whether it did. For creates whose caller stopped waiting.
+    pub async fn operation_committed(&self, tenant: &TestTenant, key: &str) -> bool {
+        let path = format!("/v1/operations/create_ticket/{key}");
+        for _ in 0..250 {
+            if self.get(tenant, &path).await.status() == 200 {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        false
     }
 
     /// `GET path` without credentials, as JSON.

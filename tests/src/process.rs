@@ -13,28 +13,36 @@ use tokio::process::{Child, Command};
 /// # Panics
 /// When cargo cannot build it.
 pub fn fault_injection_binary() -> PathBuf {
+    build_binary(
+        "tickets-fault-injection",
+        &["--features", "fault-injection"],
+    )
+}
+
+/// The server binary as deployed (`tickets`, default features), built on
+/// first use.
+///
+/// # Panics
+/// When cargo cannot build it.
+pub fn tickets_binary() -> PathBuf {
+    build_binary("tickets", &[])
+}
+
+/// Builds `bin` of the server package with `extra` cargo arguments; the
+/// tests crate cannot name another package's binaries through
+/// `CARGO_BIN_EXE_*`.
+fn build_binary(bin: &str, extra: &[&str]) -> PathBuf {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = std::process::Command::new(cargo)
-        .args([
-            "build",
-            "--quiet",
-            "-p",
-            "server",
-            "--features",
-            "fault-injection",
-            "--bin",
-            "tickets-fault-injection",
-        ])
+        .args(["build", "--quiet", "-p", "server", "--bin", bin])
+        .args(extra)
         .status()
         .expect("run cargo");
-    assert!(
-        status.success(),
-        "cargo could not build tickets-fault-injection"
-    );
+    assert!(status.success(), "cargo could not build {bin}");
     let target = std::env::var("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|_| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../target")));
-    target.join("debug").join("tickets-fault-injection")
+    target.join("debug").join(bin)
 }
 
 /// A free loopback port (bound and released; the server binds it next).
@@ -77,6 +85,48 @@ impl ServerProcess {
     /// `http://127.0.0.1:PORT`.
     pub fn base_url(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// The port it listens on.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child
+            .lock()
+            .expect("lock")
+            .as_ref()
+            .and_then(Child::id)
+    }
+
+    /// Sends SIGTERM, the way an orchestrator stops it.
+    ///
+    /// # Panics
+    /// When it is not running or `kill` fails.
+    pub fn terminate(&self) {
+        let pid = self.pid().expect("the server is running");
+        // Through kill(1): the workspace forbids the unsafe libc call.
+        let status = std::process::Command::new("kill")
+            .args(["-TERM", &pid.to_string()])
+            .status()
+            .expect("run kill");
+        assert!(status.success(), "kill -TERM {pid} failed");
+    }
+
+    /// Waits at most `bound` for the process to exit; its status, or `None`
+    /// when it is still running (it is then left running).
+    pub async fn wait_exit(&self, bound: std::time::Duration) -> Option<std::process::ExitStatus> {
+        let child = self.child.lock().expect("lock").take();
+        let mut child = child?;
+        match tokio::time::timeout(bound, child.wait()).await {
+            Ok(status) => Some(status.expect("wait for the server process")),
+            Err(_) => {
+                *self.child.lock().expect("lock") = Some(child);
+                None
+            }
+        }
     }
 
     /// Starts the process again at the same port (after it died).

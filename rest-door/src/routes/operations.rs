@@ -169,15 +169,20 @@ impl From<kitchen::OperationStatus> for OperationStatus {
 #[utoipa::path(
     get,
     path = "/v1/operations/{action}/{key}",
+    operation_id = "get_operation",
     tag = "operations",
     params(
-        ("action" = String, Path, description = "The action: `create_ticket`"),
+        ("action" = String, Path, description = "The action: `create_ticket` (anything else is not found)", example = "create_ticket"),
         ("key" = String, Path, description = "The Idempotency-Key (percent-encoded)"),
     ),
     responses(
         (status = 200, description = "The operation record (with a ticket provider: the effect, its attempts and the last reconciliation; an unsettled one is reconciled before answering).", body = OperationStatus),
-        (status = 401, description = "Missing or invalid bearer token.", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "Nothing recorded for this key: a retry with the same key is safe.", body = Problem, content_type = "application/problem+json"),
+        (status = 400, description = "The key cannot be an Idempotency-Key (`idempotency-key-malformed`: not 8 to 255 printable ASCII), so nothing can have been recorded under it; or the path is not valid percent-encoded UTF-8, or a header the server needs once was sent twice or is malformed (`bad-request`).", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Missing or invalid bearer token.", body = Problem, content_type = "application/problem+json",
+            headers(("WWW-Authenticate" = String, description = "Bearer"))),
+        (status = 404, description = "Nothing recorded for this key (`operation-not-found`): a retry with the same key is safe. Or an unknown action (`not-found`).", body = Problem, content_type = "application/problem+json"),
+        (status = 500, description = "Something failed on our side (`internal`; logged). Retry.", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "The request ran past the server's timeout (`timeout`). Retry.", body = Problem, content_type = "application/problem+json"),
     ),
     security(("bearer" = [])),
 )]
@@ -189,10 +194,14 @@ pub(crate) async fn get(
     let action = Action::parse(&action).ok_or_else(|| {
         RestError::NotFound(format!("Action {action:?} (the only one is create_ticket)"))
     })?;
-    // A string that is not a valid key was never recorded.
-    let Ok(key) = OperationKey::parse(key) else {
-        return Err(RestError::OperationNotFound);
-    };
+    // A string that is not a valid key can never have been recorded, and a
+    // create with it would be refused: saying "not found, retrying is safe"
+    // would send the caller into that refusal.
+    let key = OperationKey::parse(key).map_err(|e| {
+        RestError::MalformedIdempotencyKey(format!(
+            "{e} Nothing can have been recorded under this key."
+        ))
+    })?;
     // With a ticket provider, an unsettled operation is reconciled first.
     let status = kitchen
         .operation_status(tenant.id, action, &key)

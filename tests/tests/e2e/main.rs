@@ -3,6 +3,7 @@
 
 mod cross_door;
 mod double_fire;
+mod http_edge;
 mod load;
 mod mcp_support;
 mod mcp_tools;
@@ -14,6 +15,7 @@ mod rest_instances;
 mod rest_openapi;
 mod rest_reads;
 mod rest_remote;
+mod slow_clients;
 mod telemetry;
 
 /// A fresh operation key.

@@ -195,16 +195,10 @@ async fn a_timed_out_create_still_commits_once(db: TestDatabase) {
     holder.roll_back().await;
 
     // The abandoned create now gets the key and commits on its own.
-    let path = format!("/v1/operations/create_ticket/{key}");
-    let mut committed = false;
-    for _ in 0..250 {
-        if app.get(&acme, &path).await.status() == 200 {
-            committed = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert!(committed, "the timed-out create committed by itself");
+    assert!(
+        app.operation_committed(&acme, &key).await,
+        "the timed-out create committed by itself"
+    );
     let retry = app.post_ticket(&acme, Some(&key), DISK_FULL).await;
     assert_eq!(retry.headers()["idempotent-replayed"], "true");
     assert_eq!(app.ticket_count(&acme).await, 1);

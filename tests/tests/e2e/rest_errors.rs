@@ -186,7 +186,7 @@ async fn missing_or_wrong_credentials_are_401(db: TestDatabase) {
         .expect("answer");
     assert_eq!(
         anonymous.headers()["www-authenticate"],
-        r#"Bearer realm="tickets""#
+        r#"Bearer realm="tickets", error_description="send Authorization: Bearer <token> (a static token from tickets token issue)""#
     );
     let problem = expect_problem(anonymous, 401, "unauthorized").await;
     snapshot_settings().bind(|| insta::assert_json_snapshot!("problem_unauthorized", problem));
@@ -198,7 +198,7 @@ async fn missing_or_wrong_credentials_are_401(db: TestDatabase) {
     let wrong = app.post_ticket(&impostor, Some(&key), DISK_FULL).await;
     assert_eq!(
         wrong.headers()["www-authenticate"],
-        r#"Bearer realm="tickets", error="invalid_token""#
+        r#"Bearer realm="tickets", error="invalid_token", error_description="the bearer token is unknown or revoked""#
     );
     expect_problem(wrong, 401, "unauthorized").await;
     nothing_written(&app, &acme, &key).await;
@@ -226,6 +226,16 @@ async fn unknown_addresses_and_methods_are_problems(db: TestDatabase) {
     let problem = expect_problem(no_op, 404, "operation-not-found").await;
     snapshot_settings()
         .bind(|| insta::assert_json_snapshot!("problem_operation_not_found", problem));
+    // A key that cannot exist is not "nothing recorded, retry": a create
+    // with it would be refused.
+    let impossible = app.get(&acme, "/v1/operations/create_ticket/x").await;
+    let problem = expect_problem(impossible, 400, "idempotency-key-malformed").await;
+    assert!(
+        problem["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("Nothing can have been recorded")),
+        "{problem}"
+    );
 
     let delete = app
         .client

@@ -1,0 +1,483 @@
+//! The `/mcp` endpoint's edge: everything an MCP client can get wrong before
+//! a tool runs is answered here, in JSON-RPC, never as a REST problem.
+//!
+//! rmcp's Streamable HTTP service answers some malformed input with plain
+//! text (`415 fail to deserialize request body` for invalid JSON, `500` for
+//! a body it cannot read, `403 Forbidden: Host header is not allowed`), and
+//! lets a slow call run for ever. An MCP client cannot parse plain text, so
+//! this edge sits in front of it and:
+//!
+//! - reads the body itself, under the size limit (`413`; a badly framed
+//!   body is `400`), and checks that it is one JSON-RPC message: invalid
+//!   JSON is `-32700`, a batch or a message of the wrong shape `-32600`,
+//!   non-object `params` / tool `arguments` `-32602`;
+//! - bounds each call by the request timeout and then answers a JSON-RPC
+//!   error that carries the request's id and says what the caller can do
+//!   (the create itself runs on its own task and still finishes);
+//! - turns every plain-text refusal rmcp makes (Host or Origin not allowed,
+//!   `Accept`, `Content-Type`, protocol version, method) into a JSON-RPC
+//!   error that keeps rmcp's reason, the status and the headers (`Allow`),
+//!   and adds which setting to change where there is one.
+//!
+//! Codes follow JSON-RPC 2.0 (`-32700`, `-32600`, `-32602`) and, for
+//! transport refusals and the timeout, the official MCP TypeScript SDK
+//! (`-32000`, `-32001`).
+
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use http::{HeaderValue, Request, Response, StatusCode, header};
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+use rmcp::transport::streamable_http_server::StreamableHttpService;
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use serde_json::{Value, json};
+use tower::ServiceExt;
+
+use crate::tools::TicketTools;
+
+/// JSON-RPC 2.0: the body is not valid JSON (or could not be read).
+pub const PARSE_ERROR: i64 = -32700;
+/// JSON-RPC 2.0: valid JSON, but not one valid request object.
+pub const INVALID_REQUEST: i64 = -32600;
+/// JSON-RPC 2.0: the method's parameters are not valid.
+pub const INVALID_PARAMS: i64 = -32602;
+/// The transport refused the request (Host, Origin, Accept, Content-Type,
+/// method, size, duplicate headers); the message says why.
+pub const TRANSPORT_REFUSED: i64 = -32000;
+/// The server stopped waiting for the call.
+pub const REQUEST_TIMEOUT: i64 = -32001;
+
+/// How much the edge accepts and how long it waits.
+#[derive(Debug, Clone, Copy)]
+pub struct McpLimits {
+    /// Largest request body, in bytes.
+    pub body_limit_bytes: usize,
+    /// Longest a call may run before the caller gets a timeout error.
+    pub request_timeout: Duration,
+}
+
+/// A JSON-RPC error answer with `status`, for requests refused before they
+/// reach a tool. `id` is the request's id when it is known, else `null`.
+pub fn error_response(status: StatusCode, id: Value, code: i64, message: &str) -> Response<Body> {
+    let body = json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": { "code": code, "message": message },
+    });
+    let mut response = Response::new(Body::from(body.to_string()));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// A refusal by the HTTP layer in front of `/mcp` (a duplicate header, an
+/// unsupported `Content-Encoding`), in the JSON-RPC dialect.
+pub fn refusal(status: StatusCode, message: &str) -> Response<Body> {
+    tracing::info!(
+        status = status.as_u16(),
+        reason = message,
+        "MCP request refused"
+    );
+    error_response(status, Value::Null, TRANSPORT_REFUSED, message)
+}
+
+/// rmcp's Streamable HTTP service as this door configures it.
+pub(crate) type Rmcp = StreamableHttpService<TicketTools, NeverSessionManager>;
+
+/// The `/mcp` endpoint: rmcp's service behind the edge described in the
+/// module docs. A tower service, for `Router::nest_service`.
+#[derive(Clone)]
+pub struct McpEndpoint {
+    inner: Rmcp,
+    limits: McpLimits,
+}
+
+impl McpEndpoint {
+    pub(crate) fn new(inner: Rmcp, limits: McpLimits) -> Self {
+        Self { inner, limits }
+    }
+}
+
+impl tower::Service<Request<Body>> for McpEndpoint {
+    type Response = Response<Body>;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response<Body>, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<Body>) -> Self::Future {
+        let (inner, limits) = (self.inner.clone(), self.limits);
+        Box::pin(async move { Ok(answer(inner, limits, request).await) })
+    }
+}
+
+async fn answer(inner: Rmcp, limits: McpLimits, request: Request<Body>) -> Response<Body> {
+    // Only a JSON POST carries a message; anything else (GET, DELETE, a
+    // wrong Content-Type, a foreign Host) is rmcp's to refuse, and its
+    // refusal is translated below.
+    if request.method() != http::Method::POST || !is_json(request.headers()) {
+        let response = call(inner, request).await;
+        return translate_refusal(response, Value::Null, false).await;
+    }
+    let (parts, body) = request.into_parts();
+    let id = match read_message(&parts.headers, body, limits.body_limit_bytes).await {
+        Ok((bytes, id)) => {
+            let request = Request::from_parts(parts, Body::from(bytes));
+            match tokio::time::timeout(limits.request_timeout, call(inner, request)).await {
+                Ok(response) => return translate_refusal(response, id, true).await,
+                Err(_) => id,
+            }
+        }
+        Err(refused) => return refused,
+    };
+    tracing::warn!(
+        timeout_secs = limits.request_timeout.as_secs(),
+        "MCP call cut off by the request timeout; it finishes on its own"
+    );
+    error_response(
+        StatusCode::OK,
+        id,
+        REQUEST_TIMEOUT,
+        &format!(
+            "The server stopped waiting after {} s. Whether a write happened is unknown: call \
+             get_operation_status with the same operation_id, or retry the same call with the \
+             same operation_id and arguments (it will not be done twice).",
+            limits.request_timeout.as_secs()
+        ),
+    )
+}
+
+async fn call(inner: Rmcp, request: Request<Body>) -> Response<Body> {
+    match inner.oneshot(request).await {
+        Ok(response) => response.map(Body::new),
+        Err(never) => match never {},
+    }
+}
+
+/// The body, read under `limit` and checked to be one JSON-RPC message;
+/// with the message's id (`null` for a notification).
+async fn read_message(
+    headers: &http::HeaderMap,
+    body: Body,
+    limit: usize,
+) -> Result<(Bytes, Value), Response<Body>> {
+    let too_large = || {
+        refuse(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            Value::Null,
+            TRANSPORT_REFUSED,
+            &format!(
+                "The request body is larger than {} KiB; send a smaller message.",
+                limit / 1024
+            ),
+        )
+    };
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return Err(too_large());
+    }
+    let bytes = match Limited::new(body, limit).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(e) if e.is::<LengthLimitError>() => return Err(too_large()),
+        Err(e) => {
+            return Err(refuse(
+                StatusCode::BAD_REQUEST,
+                Value::Null,
+                PARSE_ERROR,
+                &format!("Parse error: the request body could not be read ({e})."),
+            ));
+        }
+    };
+    let message: Value = serde_json::from_slice(&bytes).map_err(|e| {
+        refuse(
+            StatusCode::BAD_REQUEST,
+            Value::Null,
+            PARSE_ERROR,
+            &format!("Parse error: the body is not valid JSON ({e})."),
+        )
+    })?;
+    let id = check_message(&message)
+        .map_err(|(status, id, code, why)| refuse(status, id, code, &why))?;
+    Ok((bytes, id))
+}
+
+type Refused = (StatusCode, Value, i64, String);
+
+/// Checks that `message` is one JSON-RPC 2.0 message the server can take;
+/// returns its id (or `null`).
+fn check_message(message: &Value) -> Result<Value, Refused> {
+    let invalid = |id: Value, why: &str| {
+        Err((
+            StatusCode::BAD_REQUEST,
+            id,
+            INVALID_REQUEST,
+            format!("Invalid Request: {why}"),
+        ))
+    };
+    let object = match message {
+        Value::Object(object) => object,
+        Value::Array(_) => {
+            return invalid(
+                Value::Null,
+                "batches are not supported; send one JSON-RPC message per HTTP request.",
+            );
+        }
+        _ => return invalid(Value::Null, "the body must be one JSON-RPC message object."),
+    };
+    let id = match object.get("id") {
+        None => Value::Null,
+        Some(id @ Value::String(_)) => id.clone(),
+        Some(id @ Value::Number(n)) if n.is_i64() => id.clone(),
+        Some(_) => {
+            return invalid(
+                Value::Null,
+                "id must be a string or an integer (MCP allows no null or fractional ids).",
+            );
+        }
+    };
+    if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return invalid(id, "jsonrpc must be \"2.0\".");
+    }
+    let Some(method) = object.get("method") else {
+        // A response (result or error) is rmcp's to answer.
+        if object.contains_key("result") || object.contains_key("error") {
+            return Ok(id);
+        }
+        return invalid(id, "a request needs a method.");
+    };
+    let Some(method) = method.as_str() else {
+        return invalid(id, "method must be a string.");
+    };
+    let invalid_params = |id: Value, why: String| {
+        Err((
+            StatusCode::OK,
+            id,
+            INVALID_PARAMS,
+            format!("Invalid params: {why}"),
+        ))
+    };
+    match object.get("params") {
+        None if method == "initialize" || method == "tools/call" => {
+            invalid_params(id, format!("{method} needs params (an object)."))
+        }
+        None => Ok(id),
+        Some(Value::Object(params)) => {
+            if method == "tools/call" {
+                if !params.get("name").is_some_and(Value::is_string) {
+                    return invalid_params(id, "params.name must be the tool's name.".into());
+                }
+                if params
+                    .get("arguments")
+                    .is_some_and(|a| !a.is_object() && !a.is_null())
+                {
+                    return invalid_params(
+                        id,
+                        "params.arguments must be an object of named arguments; see the tool's \
+                         inputSchema."
+                            .into(),
+                    );
+                }
+            }
+            Ok(id)
+        }
+        Some(_) => invalid_params(id, "params must be an object.".into()),
+    }
+}
+
+fn refuse(status: StatusCode, id: Value, code: i64, message: &str) -> Response<Body> {
+    tracing::info!(
+        status = status.as_u16(),
+        code,
+        reason = message,
+        "MCP request refused"
+    );
+    error_response(status, id, code, message)
+}
+
+/// rmcp answers its refusals in plain text; a client needs JSON-RPC. Keeps
+/// the status, the headers (`Allow` on a 405) and rmcp's reason. `checked`
+/// says the body already passed [`check_message`], so a `415` from rmcp
+/// is about the message's shape, not its media type.
+async fn translate_refusal(response: Response<Body>, id: Value, checked: bool) -> Response<Body> {
+    let status = response.status();
+    let is_plain = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_none_or(|ct| !ct.as_bytes().starts_with(b"application/json"));
+    if !(status.is_client_error() || status.is_server_error()) || !is_plain {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let said = body
+        .collect()
+        .await
+        .map(|b| String::from_utf8_lossy(&b.to_bytes()).into_owned())
+        .unwrap_or_default();
+    let (status, code, message) = explain(status, said.trim(), checked);
+    if status.is_server_error() {
+        tracing::error!(status = status.as_u16(), reason = %message, "MCP transport failed");
+    } else {
+        tracing::info!(status = status.as_u16(), reason = %message, "MCP request refused");
+    }
+    let mut answer = error_response(status, id, code, &message);
+    parts.headers.remove(header::CONTENT_TYPE);
+    parts.headers.remove(header::CONTENT_LENGTH);
+    let headers = std::mem::take(&mut parts.headers);
+    answer.headers_mut().extend(headers);
+    answer
+}
+
+/// The status, code and message a client gets for rmcp's plain-text
+/// refusal `said` with `status`.
+fn explain(status: StatusCode, said: &str, checked: bool) -> (StatusCode, i64, String) {
+    let said = if said.is_empty() {
+        status.canonical_reason().unwrap_or("Refused")
+    } else {
+        said
+    };
+    match status {
+        StatusCode::FORBIDDEN if said.contains("Host") => (
+            status,
+            TRANSPORT_REFUSED,
+            format!(
+                "{said}. This server answers only the host names it was started with; if clients \
+                 reach it under this name, add it with --mcp-allowed-hosts (MCP_ALLOWED_HOSTS)."
+            ),
+        ),
+        StatusCode::FORBIDDEN if said.contains("Origin") => (
+            status,
+            TRANSPORT_REFUSED,
+            format!(
+                "{said}. Browser pages may call this server only from the origins it was started \
+                 with; add this one with --mcp-allowed-origins (MCP_ALLOWED_ORIGINS)."
+            ),
+        ),
+        // The body was valid JSON of the right outline, yet rmcp could not
+        // read it as a message (a duplicate member, an unknown shape).
+        StatusCode::UNSUPPORTED_MEDIA_TYPE if checked => (
+            StatusCode::BAD_REQUEST,
+            INVALID_REQUEST,
+            format!("Invalid Request: {said}"),
+        ),
+        StatusCode::METHOD_NOT_ALLOWED => (
+            status,
+            TRANSPORT_REFUSED,
+            "Method not allowed: this stateless endpoint takes each message as a POST (no SSE \
+             stream, no session to delete)."
+                .into(),
+        ),
+        _ if status.is_server_error() => (
+            status,
+            TRANSPORT_REFUSED,
+            "The server failed and logged why. Whether a write happened is unknown: call \
+             get_operation_status with the same operation_id, or retry the same call with the \
+             same operation_id and arguments."
+                .into(),
+        ),
+        _ => (status, TRANSPORT_REFUSED, said.to_owned()),
+    }
+}
+
+/// `application/json`, with any parameters, as rmcp requires it.
+fn is_json(headers: &http::HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(message: Value) -> Refused {
+        check_message(&message).expect_err("refused")
+    }
+
+    #[test]
+    fn one_request_or_notification_passes_with_its_id() {
+        let ok = |m: Value| check_message(&m).expect("accepted");
+        assert_eq!(
+            ok(json!({"jsonrpc":"2.0","id":7,"method":"ping"})),
+            json!(7)
+        );
+        assert_eq!(
+            ok(json!({"jsonrpc":"2.0","id":"a","method":"tools/list","params":{}})),
+            json!("a")
+        );
+        assert_eq!(
+            ok(json!({"jsonrpc":"2.0","method":"notifications/initialized"})),
+            Value::Null
+        );
+        assert_eq!(ok(json!({"jsonrpc":"2.0","id":1,"result":{}})), json!(1));
+        assert_eq!(
+            ok(json!({"jsonrpc":"2.0","id":1,"method":"tools/call",
+                "params":{"name":"get_ticket","arguments":{"ticket_id":"x"}}})),
+            json!(1)
+        );
+    }
+
+    #[test]
+    fn a_message_of_the_wrong_shape_is_an_invalid_request() {
+        for message in [
+            json!([{"jsonrpc":"2.0","id":1,"method":"ping"}]),
+            json!(null),
+            json!(5),
+            json!({"id":1,"method":"ping"}),
+            json!({"jsonrpc":"1.0","id":1,"method":"ping"}),
+            json!({"jsonrpc":"2.0","id":null,"method":"ping"}),
+            json!({"jsonrpc":"2.0","id":{"a":1},"method":"ping"}),
+            json!({"jsonrpc":"2.0","id":1.5,"method":"ping"}),
+            json!({"jsonrpc":"2.0","id":1,"method":5}),
+            json!({"jsonrpc":"2.0","id":1}),
+        ] {
+            let (status, _, code, _) = refused(message.clone());
+            assert_eq!(
+                (status, code),
+                (StatusCode::BAD_REQUEST, INVALID_REQUEST),
+                "{message}"
+            );
+        }
+    }
+
+    #[test]
+    fn params_that_are_not_an_object_are_invalid_params_with_the_id() {
+        for message in [
+            json!({"jsonrpc":"2.0","id":3,"method":"tools/list","params":[1]}),
+            json!({"jsonrpc":"2.0","id":3,"method":"initialize"}),
+            json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"create_ticket","arguments":"oops"}}),
+            json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"create_ticket","arguments":[1,2]}}),
+            json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"arguments":{}}}),
+        ] {
+            let (_, id, code, _) = refused(message.clone());
+            assert_eq!((id, code), (json!(3), INVALID_PARAMS), "{message}");
+        }
+    }
+
+    #[test]
+    fn a_host_refusal_names_the_setting_to_change() {
+        let (status, code, message) = explain(
+            StatusCode::FORBIDDEN,
+            "Forbidden: Host header is not allowed",
+            false,
+        );
+        assert_eq!((status, code), (StatusCode::FORBIDDEN, TRANSPORT_REFUSED));
+        assert!(
+            message.starts_with("Forbidden: Host header is not allowed"),
+            "{message}"
+        );
+        assert!(message.contains("--mcp-allowed-hosts"), "{message}");
+    }
+}

@@ -128,13 +128,20 @@ impl RestError {
                 EXAMPLE_KEY
             ),
             Self::MalformedIdempotencyKey(why) => format!("{why} Nothing was created."),
-            Self::KeyReused(original) => format!(
-                "Idempotency-Key {:?} was first used at {} for a different request. Nothing was \
-                 created. To create another ticket, use a new key; to see what the key did, GET {}.",
-                original.key.as_str(),
-                links::rfc3339(original.created_at),
-                links::operation(original.action, &original.key)
-            ),
+            Self::KeyReused(original) => {
+                let made = original.resource.map_or_else(
+                    || "has not made a ticket yet".to_owned(),
+                    |id| format!("made the ticket {}", links::ticket(id)),
+                );
+                format!(
+                    "Idempotency-Key {:?} was first used at {} for a different request, which {made}. \
+                     Nothing was created by this request. If you meant the same ticket, do not send \
+                     it again: GET {} to see it. Only for a genuinely different ticket use a new key.",
+                    original.key.as_str(),
+                    links::rfc3339(original.created_at),
+                    links::operation(original.action, &original.key)
+                )
+            }
             Self::InProgress(after) => format!(
                 "Another attempt with this Idempotency-Key is still running. Nothing was created \
                  by this one. Retry the same request with the same key in {} s.",
@@ -216,6 +223,8 @@ impl IntoResponse for RestError {
             }
             Self::KeyReused(original) => {
                 problem.original_operation = Some(links::operation(original.action, &original.key));
+                problem.original_created_at = Some(links::rfc3339(original.created_at));
+                problem.original_resource = original.resource.map(links::ticket);
             }
             _ => {}
         }

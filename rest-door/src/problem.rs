@@ -49,7 +49,7 @@ kinds! {
     IDEMPOTENCY_KEY_MALFORMED = "idempotency-key-malformed", BAD_REQUEST, "Idempotency-Key header is malformed",
         "The key must be 8 to 255 printable ASCII characters without spaces, sent bare or as an RFC 8941 quoted string. A UUID is a good key.";
     IDEMPOTENCY_KEY_REUSED = "idempotency-key-reused", UNPROCESSABLE_ENTITY, "Idempotency-Key was used for a different request",
-        "The key already names another request. Nothing was created. Use a new key for a new ticket, or look the original operation up at the linked status resource.";
+        "The key already names another request, so nothing was created by this one. If you meant the same ticket, it exists: `original_resource` is the ticket and `original_operation` its status resource. Only a genuinely different ticket takes a new key.";
     OPERATION_IN_PROGRESS = "operation-in-progress", CONFLICT, "An earlier attempt with this key is still running",
         "Nothing was created by this attempt. Retry the same request with the same key after Retry-After seconds.";
     VALIDATION_FAILED = "validation-failed", BAD_REQUEST, "The request is not valid",
@@ -142,6 +142,14 @@ pub struct Problem {
     /// resource (never its payload).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub original_operation: Option<String>,
+    /// For `idempotency-key-reused`: when the key was first used (RFC 3339).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub original_created_at: Option<String>,
+    /// For `idempotency-key-reused`: the ticket the key's first use made,
+    /// once there is one. A caller that lost that first answer and retried
+    /// with a reworded body finds its ticket here instead of making another.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub original_resource: Option<String>,
 }
 
 /// The `type` member's schema: one of the documented problem types.
@@ -170,6 +178,8 @@ impl Problem {
             detail: detail.into(),
             errors: None,
             original_operation: None,
+            original_created_at: None,
+            original_resource: None,
         }
     }
 }

@@ -94,6 +94,15 @@ async fn same_key_other_body_is_a_conflict_that_links_the_original(db: TestDatab
     );
     let problem: serde_json::Value = conflict.json().await.expect("problem JSON");
     assert_eq!(problem["original_operation"], link);
+    // What the caller may not have: when, and which ticket (its first
+    // answer may be the one it lost).
+    let first: serde_json::Value = app.get(&acme, link).await.json().await.expect("JSON");
+    assert_eq!(problem["original_resource"], first["ticket_location"]);
+    assert_eq!(problem["original_created_at"], first["created_at"]);
+    let detail = problem["detail"].as_str().unwrap_or_default();
+    let safe_move = detail.find("If you meant the same ticket").expect("the safe move");
+    let new_key = detail.find("new key").expect("when a new key is right");
+    assert!(safe_move < new_key, "the safe move first: {detail}");
     assert!(
         !problem.to_string().contains("db-1"),
         "never the original payload"

@@ -130,6 +130,12 @@ pub async fn metric(app: &TestApp, metric: &str, labels: &[(&str, &str)]) -> f64
         .text()
         .await
         .expect("text");
+    sample(&text, metric, labels)
+}
+
+/// The sum of the samples of `metric` in Prometheus `text` whose labels
+/// include all of `labels`.
+pub fn sample(text: &str, metric: &str, labels: &[(&str, &str)]) -> f64 {
     text.lines()
         .filter(|l| l.starts_with(&format!("{metric}{{")))
         .filter(|l| {

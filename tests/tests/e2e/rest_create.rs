@@ -100,7 +100,9 @@ async fn same_key_other_body_is_a_conflict_that_links_the_original(db: TestDatab
     assert_eq!(problem["original_resource"], first["ticket_location"]);
     assert_eq!(problem["original_created_at"], first["created_at"]);
     let detail = problem["detail"].as_str().unwrap_or_default();
-    let safe_move = detail.find("If you meant the same ticket").expect("the safe move");
+    let safe_move = detail
+        .find("If you meant the same ticket")
+        .expect("the safe move");
     let new_key = detail.find("new key").expect("when a new key is right");
     assert!(safe_move < new_key, "the safe move first: {detail}");
     assert!(

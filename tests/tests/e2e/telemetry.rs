@@ -9,26 +9,8 @@ use e2e_tests::TestApp;
 use kitchen::testing::TestDatabase;
 use serde_json::{Value, json};
 
-use crate::mcp_support::{Protocol, call, connect};
+use crate::mcp_support::{Protocol, call, connect, sample};
 use crate::{DISK_FULL, fresh_key};
-
-/// The value of the sample of `metric` whose labels include all of `labels`.
-fn sample(text: &str, metric: &str, labels: &[(&str, &str)]) -> f64 {
-    text.lines()
-        .filter(|l| l.starts_with(&format!("{metric}{{")))
-        .filter(|l| {
-            labels
-                .iter()
-                .all(|(k, v)| l.contains(&format!("{k}=\"{v}\"")))
-        })
-        .map(|l| {
-            l.rsplit(' ')
-                .next()
-                .and_then(|v| v.parse::<f64>().ok())
-                .unwrap_or(f64::NAN)
-        })
-        .sum()
-}
 
 async fn a_scripted_sequence_moves_each_counter_exactly(db: TestDatabase) {
     let app = TestApp::spawn(&db).await;

@@ -3,8 +3,13 @@ SDK: a lost provider answer is `status: unknown` (not an error) pointing to
 get_operation_status; that tool reconciles and returns the ticket; the
 retry replays; the provider simulator counts one ticket.
 
-Needs BASE_URL (a server with TICKET_BACKEND=remote), SIM_URL and
-ACME_TOKEN (remote.sh sets them).
+Then, against SLOW_URL (the same backend with a request timeout shorter
+than the provider's answer), a create the server stops waiting for: the SDK
+gets a JSON-RPC error it can read (-32001, saying to check
+get_operation_status), and the create still ends in one ticket.
+
+Needs BASE_URL (a server with TICKET_BACKEND=remote), SLOW_URL, SIM_URL and
+ACME_TOKEN (run.sh sets them).
 """
 
 import asyncio
@@ -77,8 +82,48 @@ async def main():
     counts = sim("/_sim/counts")
     made = sum(t == title for r in counts["by_external_ref"] for t in r["titles"])
     check("the provider holds one ticket", made == 1, counts)
+    await timed_out_create()
     print(f"python mcp (remote backend): {results['passed']} passed, {results['failed']} failed")
     return results["failed"] == 0
+
+
+async def timed_out_create():
+    """A create slower than the server's request timeout."""
+    key = str(uuid.uuid4())
+    title = f"python slow {key}"
+    sim("/_sim/faults", {"title_contains": key, "fault": {"kind": "latency", "ms": 2500}})
+    async with httpx2.AsyncClient(
+        headers={"Authorization": f"Bearer {ACME}"}, timeout=httpx2.Timeout(30.0)
+    ) as http:
+        transport = streamable_http_client(f"{os.environ['SLOW_URL']}/mcp", http_client=http)
+        async with Client(transport, mode="legacy", cache=None) as client:
+            args = {"operation_id": key, "project_id": "ops", "title": title}
+            try:
+                answer = await client.call_tool("create_ticket", args)
+                check("a timed-out create is a JSON-RPC error the SDK reads", False, answer)
+            except Exception as e:  # the SDK's own error type for JSON-RPC errors
+                code = getattr(getattr(e, "error", None), "code", None)
+                if code is None and e.args and isinstance(e.args[0], int):
+                    code = e.args[0]
+                check(
+                    "a timed-out create is a JSON-RPC error the SDK reads (-32001)",
+                    code == -32001 and "get_operation_status" in str(e),
+                    repr(e),
+                )
+            state = None
+            for _ in range(50):
+                status = await client.call_tool("get_operation_status", {"operation_id": key})
+                state = (status.structured_content or {}).get("state")
+                if state == "succeeded":
+                    break
+                await asyncio.sleep(0.2)
+            check("the create the server stopped waiting for still succeeds", state == "succeeded", state)
+            retry = await client.call_tool("create_ticket", args)
+            r = retry.structured_content or {}
+            check("its retry replays", r.get("status") == "replayed", r)
+    counts = sim("/_sim/counts")
+    made = sum(t == title for r in counts["by_external_ref"] for t in r["titles"])
+    check("the provider holds one slow ticket", made == 1, counts)
 
 
 if __name__ == "__main__":

@@ -15,11 +15,12 @@ venv="$root/target/interop-venv"
 work="$(mktemp -d)"
 server_pid=""
 remote_pid=""
+slow_pid=""
 sim_pid=""
 cleanup() {
     # A process stopped by the signal reports 143: that is not a failure of
     # the run, and must not become its exit status.
-    for pid in $server_pid $remote_pid $sim_pid; do
+    for pid in $server_pid $remote_pid $slow_pid $sim_pid; do
         kill "$pid" 2>/dev/null && { wait "$pid" 2>/dev/null || true; }
     done
     rm -rf "$work"
@@ -78,6 +79,18 @@ TICKET_BACKEND=remote PROVIDER_URL="$SIM_URL" PROVIDER_TIMEOUT_MS=500 \
 remote_pid=$!
 for _ in $(seq 1 100); do
     curl -fsS "$REMOTE_URL/readyz" >/dev/null 2>&1 && break
+    sleep 0.1
+done
+# The same backend, with a request timeout shorter than a slow provider's
+# answer: the MCP SDK must be able to read the timeout error.
+slow_port="$("$venv/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+export SLOW_URL="http://127.0.0.1:$slow_port"
+TICKET_BACKEND=remote PROVIDER_URL="$SIM_URL" PROVIDER_TIMEOUT_MS=5000 REQUEST_TIMEOUT_SECS=1 \
+    RECONCILE_EVERY_MS=200 \
+    "$tickets" serve --listen "127.0.0.1:$slow_port" 2>"$work/slow.log" &
+slow_pid=$!
+for _ in $(seq 1 100); do
+    curl -fsS "$SLOW_URL/readyz" >/dev/null 2>&1 && break
     sleep 0.1
 done
 echo "==> REST door over the remote backend with curl"

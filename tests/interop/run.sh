@@ -101,6 +101,14 @@ echo "==> the double-fire binary with the provider's faults (checks 10-15; 16 ne
 "$root/target/debug/double-fire" --url "$REMOTE_URL" --token "$ACME_TOKEN" --other-token "$GLOBEX_TOKEN" \
     --provider-url "$SIM_URL" --provider-hang-ms 1000 --settle-within-secs 10 || status=1
 
+echo "==> the servers' logs: no panic"
+for log in "$work/server.log" "$work/remote.log" "$work/slow.log"; do
+    if grep -i panic "$log"; then
+        echo "FAIL: a panic in $(basename "$log")"
+        status=1
+    fi
+done
+
 if [ "$status" -ne 0 ]; then
     echo "--- server log ---"
     tail -n 50 "$work/server.log"

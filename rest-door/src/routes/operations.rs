@@ -173,7 +173,8 @@ impl From<kitchen::OperationStatus> for OperationStatus {
     tag = "operations",
     params(
         ("action" = String, Path, description = "The action: `create_ticket` (anything else is not found)", example = "create_ticket"),
-        ("key" = String, Path, description = "The Idempotency-Key (percent-encoded)"),
+        ("key" = String, Path, description = "The Idempotency-Key (percent-encoded): 8 to 255 printable ASCII characters without spaces, the RFC 8941 quotes of a quoted key left out. Anything else cannot be a key (`400 idempotency-key-malformed`).",
+            min_length = 8, max_length = 255, pattern = "^[!-~]{8,255}$"),
     ),
     responses(
         (status = 200, description = "The operation record (with a ticket provider: the effect, its attempts and the last reconciliation; an unsettled one is reconciled before answering).", body = OperationStatus),

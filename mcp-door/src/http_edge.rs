@@ -11,9 +11,10 @@
 //!   body is `400`), and checks that it is one JSON-RPC message: invalid
 //!   JSON is `-32700`, a batch or a message of the wrong shape `-32600`,
 //!   non-object `params` / tool `arguments` `-32602`;
-//! - bounds each call by the request timeout and then answers a JSON-RPC
-//!   error that carries the request's id and says what the caller can do
-//!   (the create itself runs on its own task and still finishes);
+//! - bounds each request, body and call together, by the request timeout:
+//!   a body that never arrives is a `408`; a call still running then gets a
+//!   JSON-RPC error that carries the request's id and says what the caller
+//!   can do (the create itself runs on its own task and still finishes);
 //! - turns every plain-text refusal rmcp makes (Host or Origin not allowed,
 //!   `Accept`, `Content-Type`, protocol version, method) into a JSON-RPC
 //!   error that keeps rmcp's reason, the status and the headers (`Allow`),
@@ -30,7 +31,7 @@ use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use http::{HeaderValue, Request, Response, StatusCode, header};
-use http_body_util::{BodyExt, LengthLimitError, Limited};
+use http_body_util::BodyExt;
 use rmcp::transport::streamable_http_server::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use serde_json::{Value, json};
@@ -49,6 +50,11 @@ pub const INVALID_PARAMS: i64 = -32602;
 pub const TRANSPORT_REFUSED: i64 = -32000;
 /// The server stopped waiting for the call.
 pub const REQUEST_TIMEOUT: i64 = -32001;
+
+/// An oversized body up to this size is read to its end (and dropped)
+/// before the `413`, so that a client still writing it reads the answer
+/// instead of a broken pipe; a larger one is refused at once.
+const DRAIN_LIMIT_BYTES: usize = 1024 * 1024;
 
 /// How much the edge accepts and how long it waits.
 #[derive(Debug, Clone, Copy)]
@@ -128,15 +134,31 @@ async fn answer(inner: Rmcp, limits: McpLimits, request: Request<Body>) -> Respo
         return translate_refusal(response, Value::Null, false).await;
     }
     let (parts, body) = request.into_parts();
-    let id = match read_message(&parts.headers, body, limits.body_limit_bytes).await {
-        Ok((bytes, id)) => {
+    // One deadline for the whole request, body included: a body that
+    // trickles in must not hold the connection any more than a slow call.
+    let deadline = tokio::time::Instant::now() + limits.request_timeout;
+    let read = read_message(&parts.headers, body, limits.body_limit_bytes);
+    let id = match tokio::time::timeout_at(deadline, read).await {
+        Ok(Ok((bytes, id))) => {
             let request = Request::from_parts(parts, Body::from(bytes));
-            match tokio::time::timeout(limits.request_timeout, call(inner, request)).await {
+            match tokio::time::timeout_at(deadline, call(inner, request)).await {
                 Ok(response) => return translate_refusal(response, id, true).await,
                 Err(_) => id,
             }
         }
-        Err(refused) => return refused,
+        Ok(Err(refused)) => return refused,
+        Err(_) => {
+            return refuse(
+                StatusCode::REQUEST_TIMEOUT,
+                Value::Null,
+                TRANSPORT_REFUSED,
+                &format!(
+                    "The request body did not arrive within {} s; nothing was done. Send the \
+                     whole message at once.",
+                    limits.request_timeout.as_secs()
+                ),
+            );
+        }
     };
     tracing::warn!(
         timeout_secs = limits.request_timeout.as_secs(),
@@ -184,21 +206,38 @@ async fn read_message(
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > limit as u64) {
+    if declared.is_some_and(|n| n > DRAIN_LIMIT_BYTES as u64) {
+        // Not worth reading: refuse at once and let the connection close.
         return Err(too_large());
     }
-    let bytes = match Limited::new(body, limit).collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(e) if e.is::<LengthLimitError>() => return Err(too_large()),
-        Err(e) => {
-            return Err(refuse(
+    let mut bytes = Vec::new();
+    let mut body = body;
+    let mut over = false;
+    let mut read = 0usize;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| {
+            refuse(
                 StatusCode::BAD_REQUEST,
                 Value::Null,
                 PARSE_ERROR,
                 &format!("Parse error: the request body could not be read ({e})."),
-            ));
+            )
+        })?;
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        read = read.saturating_add(data.len());
+        over |= read > limit;
+        if !over {
+            bytes.extend_from_slice(&data);
+        } else if read > DRAIN_LIMIT_BYTES {
+            break;
         }
-    };
+    }
+    if over {
+        return Err(too_large());
+    }
+    let bytes = Bytes::from(bytes);
     let message: Value = serde_json::from_slice(&bytes).map_err(|e| {
         refuse(
             StatusCode::BAD_REQUEST,

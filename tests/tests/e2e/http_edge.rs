@@ -365,3 +365,38 @@ async fn rest_refusals_keep_their_cause() {
         "{body}"
     );
 }
+
+/// A body that never finishes arriving is bounded by the request timeout on
+/// `/mcp` too (the REST routes have the same bound from their layer).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trickling_mcp_body_is_cut_off_by_the_request_timeout() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let db = TestDatabase::sqlite();
+    let app = TestApp::spawn_with(&db, KitchenConfig::default(), Duration::from_millis(300)).await;
+    let acme = app.tenant("acme").await;
+    let address = app.address.trim_start_matches("http://");
+    let mut stream = tokio::net::TcpStream::connect(address)
+        .await
+        .expect("connects");
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {}\r\n\
+         Content-Type: application/json\r\nAccept: {ACCEPT_BOTH}\r\n\
+         Content-Length: 100\r\n\r\n{{\"jsonrpc\":",
+        acme.token
+    );
+    stream.write_all(head.as_bytes()).await.expect("sent");
+    let mut answer = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut answer))
+        .await
+        .expect("answered well before the client gives up")
+        .expect("read");
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    let body = answer.split("\r\n\r\n").nth(1).unwrap_or_default();
+    let error: Value = serde_json::from_str(body).expect("a JSON-RPC error");
+    assert_eq!(
+        error["error"]["code"],
+        mcp_door::http_edge::TRANSPORT_REFUSED
+    );
+}

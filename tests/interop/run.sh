@@ -26,6 +26,15 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
+# Waits (up to 10 s) for the server at $1 to answer /readyz.
+wait_ready() {
+    for _ in $(seq 1 100); do
+        curl -fsS "$1/readyz" >/dev/null 2>&1 && return 0
+        sleep 0.1
+    done
+    echo "no answer from $1/readyz after 10 s"
+    return 1
+}
 
 echo "==> building tickets and double-fire"
 cargo build --quiet --bin tickets --bin double-fire --bin provider-sim
@@ -77,10 +86,7 @@ TICKET_BACKEND=remote PROVIDER_URL="$SIM_URL" PROVIDER_TIMEOUT_MS=500 \
     PROVIDER_MAX_INFLIGHT_MS=1500 RECONCILE_EVERY_MS=200 \
     "$tickets" serve --listen "127.0.0.1:$remote_port" 2>"$work/remote.log" &
 remote_pid=$!
-for _ in $(seq 1 100); do
-    curl -fsS "$REMOTE_URL/readyz" >/dev/null 2>&1 && break
-    sleep 0.1
-done
+wait_ready "$REMOTE_URL"
 # The same backend, with a request timeout shorter than a slow provider's
 # answer: the MCP SDK must be able to read the timeout error.
 slow_port="$("$venv/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
@@ -89,10 +95,7 @@ TICKET_BACKEND=remote PROVIDER_URL="$SIM_URL" PROVIDER_TIMEOUT_MS=5000 REQUEST_T
     RECONCILE_EVERY_MS=200 \
     "$tickets" serve --listen "127.0.0.1:$slow_port" 2>"$work/slow.log" &
 slow_pid=$!
-for _ in $(seq 1 100); do
-    curl -fsS "$SLOW_URL/readyz" >/dev/null 2>&1 && break
-    sleep 0.1
-done
+wait_ready "$SLOW_URL"
 echo "==> REST door over the remote backend with curl"
 BASE_URL="$REMOTE_URL" bash "$here/rest_remote_curl.sh" || status=1
 echo "==> MCP door over the remote backend with the Python SDK"

@@ -20,7 +20,10 @@ pub const IDEMPOTENCY_KEY: &str = "idempotency-key";
 /// one request.
 #[derive(utoipa::IntoParams)]
 #[into_params(parameter_in = Header)]
-#[allow(dead_code)] // Only its derived OpenAPI parameter is used.
+#[expect(
+    dead_code,
+    reason = "never built: only its derived OpenAPI parameter is used"
+)]
 pub(crate) struct IdempotencyKeyHeader {
     /// Names the ticket you intend: a fresh UUID per new ticket (e.g.
     /// `0193a4f2-7c1e-7b8a-9f00-4c2d1e5b6a79`), sent unchanged on every

@@ -121,16 +121,19 @@ pub fn error_fields(body: &Value) -> Vec<String> {
 /// The sum of the samples of `metric` in `app`'s `/metrics` whose labels
 /// include all of `labels`.
 pub async fn metric(app: &TestApp, metric: &str, labels: &[(&str, &str)]) -> f64 {
-    let text = app
-        .client
+    sample(&metrics_text(app).await, metric, labels)
+}
+
+/// `app`'s `/metrics`, as Prometheus text.
+pub async fn metrics_text(app: &TestApp) -> String {
+    app.client
         .get(app.url("/metrics"))
         .send()
         .await
         .expect("answer")
         .text()
         .await
-        .expect("text");
-    sample(&text, metric, labels)
+        .expect("text")
 }
 
 /// The sum of the samples of `metric` in Prometheus `text` whose labels

@@ -9,7 +9,7 @@ use e2e_tests::TestApp;
 use kitchen::testing::TestDatabase;
 use serde_json::{Value, json};
 
-use crate::mcp_support::{Protocol, call, connect, sample};
+use crate::mcp_support::{Protocol, call, connect, metrics_text, sample};
 use crate::{DISK_FULL, fresh_key};
 
 async fn a_scripted_sequence_moves_each_counter_exactly(db: TestDatabase) {
@@ -62,15 +62,7 @@ async fn a_scripted_sequence_moves_each_counter_exactly(db: TestDatabase) {
     )
     .await;
 
-    let text = app
-        .client
-        .get(app.url("/metrics"))
-        .send()
-        .await
-        .expect("answer")
-        .text()
-        .await
-        .expect("text");
+    let text = metrics_text(&app).await;
     for door in ["rest", "mcp"] {
         for outcome in ["created", "replayed", "conflict", "invalid"] {
             let n = sample(

@@ -7,7 +7,11 @@
 //!
 //! # Layout
 //!
-//! - [`cli`]: the command line (`serve`, `tenant create`, `token issue|revoke`).
+//! - [`cli`]: the command line's clap types (`serve`, `mcp-stdio`,
+//!   `tenant create`, `token issue|revoke`) and nothing else.
+//! - [`run`]: the composition root: `main` and what each command does
+//!   (open the kitchen, serve HTTP or MCP over stdio with the reconciler,
+//!   or run an admin command).
 //! - [`app`]: the HTTP application: the doors' routers and the tower-http
 //!   stacks requests go through (shared: request id, tracing, compression,
 //!   the edge rules, gzip bodies; REST only: timeout, body limit, problem
@@ -27,6 +31,7 @@ pub mod app;
 pub mod cli;
 mod connections;
 mod edge;
+pub mod run;
 pub mod shutdown;
 
 pub use app::{Application, ServeSettings};

@@ -1,5 +1,5 @@
 //! `tickets`: the retry-safe ticket service. See `tickets --help`.
 
 fn main() -> anyhow::Result<()> {
-    server::cli::main()
+    server::run::main()
 }

@@ -14,15 +14,19 @@
 //!   plus OTLP traces when configured.
 //! - [`Metrics`]: one app's meter provider, instruments and Prometheus
 //!   registry.
+//! - `otlp`: what both signals share for OTLP export: [`OtlpTarget`]
+//!   (endpoint, protocol, one exporter per signal) and the resource.
 //! - [`attempt`]: [`Attempt`], the span and measurements of one write.
 //! - [`stats`]: per-tenant outcome counts and retry rates.
 
 pub mod attempt;
 pub mod logging;
 mod metrics;
+mod otlp;
 pub mod stats;
 
 pub use attempt::{Attempt, Door};
 pub use logging::{LogFormat, OtlpGuard};
 pub use metrics::Metrics;
+pub use otlp::OtlpTarget;
 pub use stats::{DoorStats, TenantStats};

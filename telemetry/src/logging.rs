@@ -5,11 +5,12 @@
 //! configured, spans are exported too, with their fields as attributes.
 
 use opentelemetry::trace::TracerProvider as _;
-use opentelemetry_otlp::{Protocol, WithExportConfig};
 use opentelemetry_sdk::trace::SdkTracerProvider;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer};
+
+pub use crate::otlp::OtlpTarget;
 
 /// How log lines look.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,61 +19,6 @@ pub enum LogFormat {
     Human,
     /// One JSON object per line, for log pipelines.
     Json,
-}
-
-/// Where to send traces over OTLP/HTTP.
-#[derive(Debug, Clone)]
-pub struct OtlpTarget {
-    /// Base URL of the collector, e.g. `http://127.0.0.1:4318`
-    /// (`/v1/traces` is appended).
-    pub endpoint: String,
-    /// `http/json` instead of the default `http/protobuf`.
-    pub json: bool,
-}
-
-impl OtlpTarget {
-    /// From the standard variables: `OTEL_EXPORTER_OTLP_ENDPOINT` (unset:
-    /// no export) and `OTEL_EXPORTER_OTLP_PROTOCOL`.
-    pub fn from_env() -> Option<Self> {
-        let endpoint = std::env::var("OTEL_EXPORTER_OTLP_ENDPOINT")
-            .ok()
-            .filter(|e| !e.is_empty())?;
-        let json = std::env::var("OTEL_EXPORTER_OTLP_PROTOCOL").is_ok_and(|p| p == "http/json");
-        Some(Self { endpoint, json })
-    }
-
-    fn protocol(&self) -> Protocol {
-        if self.json {
-            Protocol::HttpJson
-        } else {
-            Protocol::HttpBinary
-        }
-    }
-
-    /// The URL of one signal: `{endpoint}/v1/{signal}`.
-    pub(crate) fn signal_url(&self, signal: &str) -> String {
-        format!("{}/v1/{signal}", self.endpoint.trim_end_matches('/'))
-    }
-
-    pub(crate) fn span_exporter(
-        &self,
-    ) -> Result<opentelemetry_otlp::SpanExporter, opentelemetry_otlp::ExporterBuildError> {
-        opentelemetry_otlp::SpanExporter::builder()
-            .with_http()
-            .with_protocol(self.protocol())
-            .with_endpoint(self.signal_url("traces"))
-            .build()
-    }
-
-    pub(crate) fn metric_exporter(
-        &self,
-    ) -> Result<opentelemetry_otlp::MetricExporter, opentelemetry_otlp::ExporterBuildError> {
-        opentelemetry_otlp::MetricExporter::builder()
-            .with_http()
-            .with_protocol(self.protocol())
-            .with_endpoint(self.signal_url("metrics"))
-            .build()
-    }
 }
 
 /// Keeps the OTLP trace pipeline alive; flushes it when dropped.
@@ -123,7 +69,7 @@ pub fn init(format: LogFormat, otlp: Option<&OtlpTarget>) -> OtlpGuard {
         Ok(exporter) => {
             let provider = SdkTracerProvider::builder()
                 .with_batch_exporter(exporter)
-                .with_resource(crate::metrics::resource())
+                .with_resource(crate::otlp::resource())
                 .build();
             let tracer = provider.tracer("tickets");
             guard.provider = Some(provider);

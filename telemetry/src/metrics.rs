@@ -5,16 +5,11 @@ use std::time::Duration;
 
 use opentelemetry::KeyValue;
 use opentelemetry::metrics::{Counter, Histogram, MeterProvider as _};
-use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
 use prometheus::{Encoder, TextEncoder};
 
-use crate::logging::OtlpTarget;
+use crate::otlp::{OtlpTarget, resource};
 use crate::stats::TenantStats;
-
-pub(crate) fn resource() -> Resource {
-    Resource::builder().with_service_name("tickets").build()
-}
 
 /// Instruments every write and tool call is measured with.
 #[derive(Clone)]
@@ -42,7 +37,7 @@ impl Metrics {
 
     /// Metrics served as Prometheus text and, with `otlp`, exported every
     /// 10 seconds over OTLP.
-    pub fn with_otlp(otlp: Option<&crate::logging::OtlpTarget>) -> Self {
+    pub fn with_otlp(otlp: Option<&OtlpTarget>) -> Self {
         let registry = prometheus::Registry::new();
         let mut builder = SdkMeterProvider::builder().with_resource(resource());
         match opentelemetry_prometheus::exporter()

@@ -2,5 +2,5 @@
 //! double-fire driver's crash check. Never deploy it.
 
 fn main() -> anyhow::Result<()> {
-    server::cli::main()
+    server::run::main()
 }

@@ -1,0 +1,156 @@
+//! The composition root: what each command line does. Parses [`Cli`], sets
+//! up logging and metrics, opens the kitchen, and serves (HTTP or MCP over
+//! stdio) or runs an admin command.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Parser;
+
+use kitchen::{Kitchen, KitchenConfig, RemoteSettings, TicketBackend};
+use telemetry::{Metrics, OtlpTarget};
+
+use crate::admin;
+use crate::app::{Application, ServeSettings};
+use crate::cli::{BackendArgs, BackendKind, Cli, Command, ServeArgs, TenantCommand, TokenCommand};
+
+// `BackendArgs` is a clap type in `cli.rs`; building a backend from it (a
+// provider client) is composition, so it lives here.
+impl BackendArgs {
+    /// The kitchen's backend these settings describe.
+    pub fn backend(&self) -> anyhow::Result<TicketBackend> {
+        match self.ticket_backend {
+            BackendKind::Local => Ok(TicketBackend::Local),
+            BackendKind::Remote => {
+                let Some(url) = &self.provider_url else {
+                    anyhow::bail!(
+                        "TICKET_BACKEND=remote needs the provider's address: set PROVIDER_URL \
+                         (or --provider-url), e.g. http://127.0.0.1:9090"
+                    );
+                };
+                let call_timeout = Duration::from_millis(self.provider_timeout_ms);
+                let provider = provider_client::HttpProvider::new(url, call_timeout)?;
+                Ok(TicketBackend::Remote {
+                    provider: Arc::new(provider),
+                    settings: RemoteSettings {
+                        dedup_window: Duration::from_millis(self.provider_dedup_window_ms),
+                        max_inflight: Duration::from_millis(self.provider_max_inflight_ms),
+                        call_timeout,
+                        reconcile_every: Duration::from_millis(self.reconcile_every_ms.max(1)),
+                    },
+                })
+            }
+        }
+    }
+}
+
+/// The whole program: parse the command line, set up logging, run.
+pub fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    // OTLP export of traces and metrics when OTEL_EXPORTER_OTLP_ENDPOINT is
+    // set; the guard flushes the last spans at exit.
+    let otlp = OtlpTarget::from_env();
+    let _traces = telemetry::logging::init(cli.log_format.into(), otlp.as_ref());
+    tokio::runtime::Runtime::new()?.block_on(run(cli, otlp))
+}
+
+/// Runs the command; `otlp` is where metrics go besides `/metrics`.
+pub async fn run(cli: Cli, otlp: Option<OtlpTarget>) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Serve(args) => {
+            serve(&cli.database_url, args, Metrics::with_otlp(otlp.as_ref())).await
+        }
+        Command::McpStdio(args) => {
+            let config = KitchenConfig {
+                backend: args.backend.backend()?,
+                ..KitchenConfig::default()
+            };
+            let kitchen = connect(&cli.database_url, config).await?;
+            // Effects a crash left behind, and unknown ones, settle while
+            // the tools are served.
+            let reconciler = tokio::spawn(kitchen.clone().run_reconciler(std::future::pending()));
+            let Some(tenant) = kitchen.authenticate(&args.token).await? else {
+                anyhow::bail!(
+                    "TICKETS_TOKEN is unknown or revoked; issue one with: tickets token issue <tenant>"
+                );
+            };
+            tracing::info!(tenant = %tenant.name, "serving MCP over stdio");
+            mcp_door::serve_stdio(kitchen.clone(), tenant, Metrics::with_otlp(otlp.as_ref()))
+                .await?;
+            reconciler.abort();
+            kitchen.close().await;
+            Ok(())
+        }
+        Command::Tenant(TenantCommand::Create { name }) => {
+            let kitchen = connect(&cli.database_url, KitchenConfig::default()).await?;
+            admin::create_tenant(&kitchen, &name).await
+        }
+        Command::Token(TokenCommand::Issue { tenant }) => {
+            let kitchen = connect(&cli.database_url, KitchenConfig::default()).await?;
+            admin::issue_token(&kitchen, &tenant).await
+        }
+        Command::Token(TokenCommand::Revoke { token_id }) => {
+            let kitchen = connect(&cli.database_url, KitchenConfig::default()).await?;
+            admin::revoke_token(&kitchen, &token_id).await
+        }
+    }
+}
+
+async fn connect(database_url: &str, config: KitchenConfig) -> anyhow::Result<Kitchen> {
+    Kitchen::connect(database_url, config)
+        .await
+        .with_context(|| format!("cannot open the database at {database_url}"))
+}
+
+async fn serve(database_url: &str, args: ServeArgs, metrics: Metrics) -> anyhow::Result<()> {
+    let config = KitchenConfig {
+        wait_bound: Duration::from_millis(args.wait_bound_ms),
+        retention: time_days(args.retention_days),
+        max_connections: args.max_connections,
+        auth_cache_ttl: Duration::from_millis(args.auth_cache_ms),
+        backend: args.backend.backend()?,
+    };
+    let kitchen = connect(database_url, config).await?;
+    let settings = ServeSettings {
+        listen: args.listen,
+        request_timeout: Duration::from_secs(args.request_timeout_secs),
+        mcp: mcp_door::McpHttpConfig {
+            allowed_hosts: args.mcp_allowed_hosts,
+            allowed_origins: args.mcp_allowed_origins,
+        },
+        header_read_timeout: Duration::from_secs(args.header_read_timeout_secs),
+        idle_timeout: Duration::from_secs(args.idle_timeout_secs),
+        max_connections: usize::try_from(args.max_http_connections).unwrap_or(usize::MAX),
+        shutdown_grace: Duration::from_secs(args.shutdown_grace_secs),
+    };
+    let app = Application::build(kitchen.clone(), metrics.clone(), &settings)
+        .await
+        .with_context(|| format!("cannot listen on {}", args.listen))?;
+    let addr = app.local_addr()?;
+    tracing::info!(
+        %addr,
+        database = kitchen.database_kind(),
+        tickets = kitchen.backend_name(),
+        provider = args.backend.provider_url.as_deref().unwrap_or("-"),
+        "serving"
+    );
+    #[cfg(feature = "fault-injection")]
+    tracing::warn!(
+        after_commit = kitchen::faults::CRASH_AFTER_COMMIT,
+        after_dispatch = kitchen::faults::CRASH_AFTER_DISPATCH,
+        "FAULT INJECTION BUILD: a create whose key starts with one of these prefixes aborts the \
+         process right after its commit or its dispatch. Never deploy this binary."
+    );
+    if !kitchen.has_tenants().await? {
+        eprintln!("{}", admin::first_steps(database_url, addr));
+    }
+    app.run_until_stopped(crate::shutdown::signal()).await?;
+    kitchen.close().await;
+    metrics.shutdown();
+    Ok(())
+}
+
+fn time_days(days: u32) -> kitchen::RetentionPeriod {
+    kitchen::RetentionPeriod::days(i64::from(days))
+}

@@ -13,10 +13,9 @@ use std::time::{Duration, Instant};
 
 use time::OffsetDateTime;
 
+use crate::domain::action::Action;
 use crate::domain::fingerprint::Fingerprint;
-use crate::domain::operation::{
-    Action, OperationKey, OperationRecord, OperationState, ResultSnapshot,
-};
+use crate::domain::operation::{OperationKey, OperationRecord, OperationState, ResultSnapshot};
 use crate::domain::ticket::{TicketDraft, truncate_to_micros};
 use crate::{Kitchen, KitchenError, TenantId, store};
 

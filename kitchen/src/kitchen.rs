@@ -7,10 +7,9 @@ use time::OffsetDateTime;
 use crate::auth_cache::AuthCache;
 use crate::domain::tenant::token_hash;
 
+use crate::domain::action::Action;
 use crate::domain::fingerprint::Fingerprint;
-use crate::domain::operation::{
-    Action, OperationKey, OperationRecord, OperationState, ResultSnapshot,
-};
+use crate::domain::operation::{OperationKey, OperationRecord, OperationState, ResultSnapshot};
 use crate::domain::page::{Cursor, PageSize, TicketPage};
 use crate::domain::tenant::{IssuedToken, Tenant, TenantId, TenantName, TokenId};
 use crate::domain::ticket::{ProjectId, Ticket, TicketDraft, TicketId, truncate_to_micros};

@@ -59,12 +59,13 @@ mod store;
 pub mod testing;
 
 pub use config::{DEFAULT_AUTH_CACHE_TTL, DEFAULT_RETENTION, DEFAULT_WAIT_BOUND, KitchenConfig};
+pub use domain::action::Action;
 pub use domain::effect::{
     AttemptKind, EffectAttempt, EffectLedger, ExternalRef, OperationStatus, Trigger,
 };
 pub use domain::fingerprint::{FINGERPRINT_VERSION, Fingerprint};
 pub use domain::operation::{
-    Action, KeyError, MAX_KEY_LEN, MIN_KEY_LEN, OperationKey, OperationRecord, OperationRef,
+    KeyError, MAX_KEY_LEN, MIN_KEY_LEN, OperationKey, OperationRecord, OperationRef,
     OperationState, ResultSnapshot,
 };
 pub use domain::page::{Cursor, PageSize, TicketPage};

@@ -10,9 +10,11 @@
 //!
 //! # Layout
 //!
-//! - [`TicketTools`]: the rmcp server handler with five tools
+//! - [`TicketTools`] (`tools`): the rmcp server handler with five tools
 //!   (`create_ticket`, `get_operation_status`, `preview_ticket`,
-//!   `get_ticket`, `list_tickets`) and the one outcome translation.
+//!   `get_ticket`, `list_tickets`).
+//! - `outcomes`: the one outcome translation (what a create's outcome
+//!   becomes as a tool result) and the builders of tool results and errors.
 //! - [`http_endpoint`]: Streamable HTTP, stateless (any instance answers any
 //!   call), for mounting at `/mcp` behind the bearer-token middleware; its
 //!   edge ([`http_edge`]) answers every malformed message, refusal and
@@ -34,6 +36,7 @@ use telemetry::Metrics;
 mod args;
 pub mod contract;
 pub mod http_edge;
+mod outcomes;
 mod results;
 mod tools;
 

@@ -44,38 +44,6 @@ impl<'a> Checks<'a> {
         }
     }
 
-    pub(crate) async fn all(&self) -> Vec<CheckResult> {
-        let mut results = Vec::new();
-        for door in Door::BOTH {
-            results.push(self.control(door).await);
-        }
-        for door in Door::BOTH {
-            results.push(self.retry_same_key(door).await);
-        }
-        for door in Door::BOTH {
-            results.push(self.changed_request(door).await);
-        }
-        for door in Door::BOTH {
-            results.push(self.concurrent(door).await);
-        }
-        for door in Door::BOTH {
-            results.push(self.response_lost(door).await);
-        }
-        for door in Door::BOTH {
-            results.push(self.other_tenant(door).await);
-        }
-        results.push(self.cross_door(Door::Rest, Door::Mcp).await);
-        results.push(self.cross_door(Door::Mcp, Door::Rest).await);
-        for door in Door::BOTH {
-            results.push(self.crash_after_commit(door).await);
-        }
-        results.push(self.two_instances().await);
-        if let Some(provider) = &self.target.provider {
-            results.extend(super::remote::RemoteChecks::new(self, provider).all().await);
-        }
-        results
-    }
-
     /// A ticket in a project of its own.
     pub(crate) fn target(&self) -> &Target {
         self.target
@@ -183,7 +151,7 @@ impl<'a> Checks<'a> {
 
     /// Check 1: Without a stable key, a retry duplicates; without any key, the
     /// write is refused.
-    async fn control(&self, door: Door) -> CheckResult {
+    pub(super) async fn control(&self, door: Door) -> CheckResult {
         let ticket = self.ticket("control");
         let first = self.create(door, Some(&self.key()), &ticket).await;
         let retry = self.create(door, Some(&self.key()), &ticket).await;
@@ -214,7 +182,7 @@ impl<'a> Checks<'a> {
     }
 
     /// Check 2: The same key and request twice: one ticket, identical result.
-    async fn retry_same_key(&self, door: Door) -> CheckResult {
+    pub(super) async fn retry_same_key(&self, door: Door) -> CheckResult {
         let ticket = self.ticket("retry");
         let key = self.key();
         let first = self.create(door, Some(&key), &ticket).await;
@@ -232,7 +200,7 @@ impl<'a> Checks<'a> {
     }
 
     /// Check 3: The same key with another request: a conflict, still one ticket.
-    async fn changed_request(&self, door: Door) -> CheckResult {
+    pub(super) async fn changed_request(&self, door: Door) -> CheckResult {
         let ticket = self.ticket("changed");
         let key = self.key();
         let first = self.create(door, Some(&key), &ticket).await;
@@ -261,7 +229,7 @@ impl<'a> Checks<'a> {
     }
 
     /// Check 4: 32 identical calls at once: one ticket.
-    async fn concurrent(&self, door: Door) -> CheckResult {
+    pub(super) async fn concurrent(&self, door: Door) -> CheckResult {
         let ticket = self.ticket("concurrent");
         let key = self.key();
         let answers = join_all((0..RACERS).map(|_| self.create(door, Some(&key), &ticket))).await;
@@ -274,7 +242,7 @@ impl<'a> Checks<'a> {
     }
 
     /// Check 5: The answer is lost after the commit; the retry returns the original.
-    async fn response_lost(&self, door: Door) -> CheckResult {
+    pub(super) async fn response_lost(&self, door: Door) -> CheckResult {
         let name = format!("response-lost [{door}]");
         let proxy = match self.proxy(&self.target.base_url).await {
             Ok(p) => p,
@@ -309,7 +277,7 @@ impl<'a> Checks<'a> {
     }
 
     /// Check 6: The same key under another tenant: its own ticket, nothing leaked.
-    async fn other_tenant(&self, door: Door) -> CheckResult {
+    pub(super) async fn other_tenant(&self, door: Door) -> CheckResult {
         let name = format!("other-tenant [{door}]");
         let Some(other) = &self.target.other_token else {
             return Self::skip(6, name, "needs a second tenant's token (--other-token)");
@@ -344,7 +312,7 @@ impl<'a> Checks<'a> {
     }
 
     /// Check 7: Created through one door, retried through the other: replayed.
-    async fn cross_door(&self, first_door: Door, retry_door: Door) -> CheckResult {
+    pub(super) async fn cross_door(&self, first_door: Door, retry_door: Door) -> CheckResult {
         let ticket = self.ticket("cross");
         let key = self.key();
         let first = self.create(first_door, Some(&key), &ticket).await;
@@ -372,7 +340,7 @@ impl<'a> Checks<'a> {
 
     /// Check 8: The server dies right after the commit; after a restart the retry
     /// returns the original.
-    async fn crash_after_commit(&self, door: Door) -> CheckResult {
+    pub(super) async fn crash_after_commit(&self, door: Door) -> CheckResult {
         let name = format!("crash-after-commit [{door}]");
         let Some(restart) = &self.target.restart else {
             return Self::skip(
@@ -430,7 +398,7 @@ impl<'a> Checks<'a> {
 
     /// Check 9: Two instances on one database: lost on A, retried on B; and 32
     /// identical calls split over A and B.
-    async fn two_instances(&self) -> CheckResult {
+    pub(super) async fn two_instances(&self) -> CheckResult {
         let name = "two-instances [rest+mcp]".to_owned();
         let Some(b) = &self.target.second_base_url else {
             return Self::skip(

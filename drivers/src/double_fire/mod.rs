@@ -45,6 +45,9 @@ use std::sync::Arc;
 pub use doors::{Answer, Caller, Door, Ticket};
 pub use report::{CheckResult, Report, Totals, Verdict};
 
+use checks::Checks;
+use remote::RemoteChecks;
+
 /// Operation keys with this prefix make a server built with the kitchen's
 /// `fault-injection` feature abort right after the commit (see
 /// `kitchen::faults::CRASH_AFTER_COMMIT`; check 8 fails if they drift).
@@ -132,11 +135,47 @@ pub async fn run(
 ) -> Report {
     let mut results = Vec::new();
     for round in 0..options.repeat.max(1) {
-        let checks = checks::Checks::new(target, options, round);
+        let checks = Checks::new(target, options, round);
         for result in checks.all().await {
             observe(&result);
             results.push(result);
         }
     }
     Report::new(results, options.repeat.max(1))
+}
+
+impl Checks<'_> {
+    /// One round: checks 1 to 9 on both doors, then checks 10 to 17 when the
+    /// server makes its tickets at a provider.
+    async fn all(&self) -> Vec<CheckResult> {
+        let mut results = Vec::new();
+        for door in Door::BOTH {
+            results.push(self.control(door).await);
+        }
+        for door in Door::BOTH {
+            results.push(self.retry_same_key(door).await);
+        }
+        for door in Door::BOTH {
+            results.push(self.changed_request(door).await);
+        }
+        for door in Door::BOTH {
+            results.push(self.concurrent(door).await);
+        }
+        for door in Door::BOTH {
+            results.push(self.response_lost(door).await);
+        }
+        for door in Door::BOTH {
+            results.push(self.other_tenant(door).await);
+        }
+        results.push(self.cross_door(Door::Rest, Door::Mcp).await);
+        results.push(self.cross_door(Door::Mcp, Door::Rest).await);
+        for door in Door::BOTH {
+            results.push(self.crash_after_commit(door).await);
+        }
+        results.push(self.two_instances().await);
+        if let Some(provider) = &self.target().provider {
+            results.extend(RemoteChecks::new(self, provider).all().await);
+        }
+        results
+    }
 }

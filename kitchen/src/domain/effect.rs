@@ -12,7 +12,8 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 use time::OffsetDateTime;
 
-use super::operation::{Action, OperationKey, OperationRecord};
+use super::action::Action;
+use super::operation::{OperationKey, OperationRecord};
 use super::tenant::TenantId;
 
 /// The name of one intended effect in the provider: sent as its idempotency

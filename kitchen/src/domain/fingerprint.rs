@@ -12,7 +12,7 @@ use std::fmt;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use super::operation::Action;
+use super::action::Action;
 use super::ticket::NewTicket;
 
 /// The encoding version new fingerprints are made with. Bump it (and keep

@@ -1,6 +1,7 @@
 //! Value types of the domain. Every type here is parsed once, at the edge, and
 //! is valid for as long as it exists ("parse, don't validate").
 
+pub(crate) mod action;
 pub(crate) mod effect;
 pub(crate) mod fingerprint;
 pub(crate) mod operation;

@@ -6,8 +6,9 @@ use std::future::Future;
 
 use time::OffsetDateTime;
 
+use crate::domain::action::Action;
 use crate::domain::effect::{EffectLedger, ExternalRef, OperationStatus, Trigger};
-use crate::domain::operation::{Action, OperationKey, OperationRecord, OperationState};
+use crate::domain::operation::{OperationKey, OperationRecord, OperationState};
 use crate::domain::tenant::TenantId;
 use crate::provider::unix_ms;
 use crate::store::effects::{self, Scope};

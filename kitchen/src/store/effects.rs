@@ -15,8 +15,9 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use crate::KitchenError;
+use crate::domain::action::Action;
 use crate::domain::effect::{AttemptKind, EffectAttempt, ExternalRef, Trigger};
-use crate::domain::operation::{Action, OperationKey, OperationRecord};
+use crate::domain::operation::{OperationKey, OperationRecord};
 use crate::domain::tenant::TenantId;
 use crate::domain::ticket::Ticket;
 

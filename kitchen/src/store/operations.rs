@@ -3,7 +3,8 @@
 use std::time::Duration;
 
 use crate::KitchenError;
-use crate::domain::operation::{Action, OperationKey, OperationRecord};
+use crate::domain::action::Action;
+use crate::domain::operation::{OperationKey, OperationRecord};
 use crate::domain::tenant::TenantId;
 use crate::domain::ticket::Ticket;
 

@@ -5,11 +5,10 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use crate::KitchenError;
+use crate::domain::action::Action;
 use crate::domain::effect::{AttemptKind, EffectAttempt, Trigger};
 use crate::domain::fingerprint::Fingerprint;
-use crate::domain::operation::{
-    Action, OperationKey, OperationRecord, OperationState, ResultSnapshot,
-};
+use crate::domain::operation::{OperationKey, OperationRecord, OperationState, ResultSnapshot};
 use crate::domain::tenant::{Tenant, TenantId, TenantName};
 use crate::domain::ticket::{
     Description, Priority, ProjectId, Ticket, TicketId, TicketStatus, Title,

@@ -1,4 +1,4 @@
-//! A short-lived cache of token → tenant lookups.
+//! A short-lived cache of token → caller lookups.
 //!
 //! Every request authenticates, and a replay is otherwise one indexed read:
 //! without the cache, the token lookup would double a replay's database
@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use crate::Tenant;
+use crate::Caller;
 
 /// Entries kept at most; past it the cache is cleared (a crude but bounded
 /// policy: the working set of live tokens is small).
@@ -19,7 +19,7 @@ const MAX_ENTRIES: usize = 10_000;
 #[derive(Debug)]
 pub(crate) struct AuthCache {
     ttl: Duration,
-    entries: Mutex<HashMap<Vec<u8>, (Tenant, Instant)>>,
+    entries: Mutex<HashMap<Vec<u8>, (Caller, Instant)>>,
 }
 
 impl AuthCache {
@@ -31,7 +31,7 @@ impl AuthCache {
     }
 
     /// The cached tenant for a token hash, if fresh.
-    pub(crate) fn get(&self, hash: &[u8]) -> Option<Tenant> {
+    pub(crate) fn get(&self, hash: &[u8]) -> Option<Caller> {
         if self.ttl.is_zero() {
             return None;
         }
@@ -44,7 +44,7 @@ impl AuthCache {
 
     /// Remembers a successful lookup. Failed lookups are not cached, so a
     /// newly issued token works at once.
-    pub(crate) fn put(&self, hash: Vec<u8>, tenant: Tenant) {
+    pub(crate) fn put(&self, hash: Vec<u8>, caller: Caller) {
         if self.ttl.is_zero() {
             return;
         }
@@ -52,7 +52,7 @@ impl AuthCache {
             if entries.len() >= MAX_ENTRIES {
                 entries.clear();
             }
-            entries.insert(hash, (tenant, Instant::now()));
+            entries.insert(hash, (caller, Instant::now()));
         }
     }
 

@@ -2,52 +2,61 @@
 //! transaction and replay read, with nothing around them: no HTTP, no
 //! validation, no serialization. The service is measured against these.
 //!
-//! The SQL is the store's, not a copy: [`CREATE_POSTGRES`] (and, on SQLite,
-//! [`CLAIM`] and [`INSERT_TICKET`]) and [`SELECT_OPERATION`] are the very
-//! statements a create and a replay run, so a PostgreSQL ceiling script
-//! generated from them (for pgbench) measures the same transaction.
+//! The SQL is the store's, not a copy: [`CLAIM`], [`INSERT_TICKET`],
+//! [`INSERT_HISTORY`] and [`FINISH`] are the very statements a create's
+//! transaction runs, and [`SELECT_OPERATION`] the replay's read, so a
+//! PostgreSQL ceiling script generated from them (for pgbench) measures the
+//! same transaction.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use time::OffsetDateTime;
-
+use crate::actions::create_ticket::CreateTicket;
 use crate::domain::action::Action;
-use crate::domain::fingerprint::Fingerprint;
-use crate::domain::operation::{OperationKey, OperationRecord, OperationState, ResultSnapshot};
-use crate::domain::ticket::{TicketDraft, truncate_to_micros};
+use crate::domain::operation::OperationKey;
+use crate::domain::ticket::TicketDraft;
 use crate::{Kitchen, KitchenError, TenantId, store};
 
-/// PostgreSQL's whole create: the claim and the ticket insert, one statement.
-pub const CREATE_POSTGRES: &str = crate::store::operations::CLAIM_AND_INSERT_TICKET_POSTGRES;
-/// SQLite's claim, the first statement of its create transaction.
+/// The claim, the first statement of every write's transaction.
 pub const CLAIM: &str = crate::store::operations::CLAIM;
-/// SQLite's ticket insert, in the claim's transaction.
-pub const INSERT_TICKET: &str = crate::store::operations::INSERT_TICKET;
+/// A create's ticket insert, in the claim's transaction.
+pub const INSERT_TICKET: &str = crate::store::tickets::INSERT_TICKET;
+/// A create's first history entry, in the claim's transaction.
+pub const INSERT_HISTORY: &str = crate::store::history::INSERT_HISTORY;
+/// The result recorded on the claimed row, the last statement before the
+/// commit.
+pub const FINISH: &str = crate::store::write::FINISH;
 /// Reads an operation record by its primary key (the replay path).
 pub const SELECT_OPERATION: &str = crate::store::operations::SELECT_OPERATION;
 
-/// How many create transactions (claim + ticket insert, committed)
-/// `concurrency` tasks complete in `duration`, each with a fresh key.
+/// How many create transactions (claim, ticket, history entry, result,
+/// committed) `concurrency` tasks complete in `duration`, each with a fresh
+/// key.
 pub async fn create_ceiling(
     kitchen: &Kitchen,
     tenant: TenantId,
     concurrency: usize,
     duration: Duration,
 ) -> Result<u64, KitchenError> {
+    let draft = TicketDraft {
+        project_id: Some("ceiling".into()),
+        title: Some("Ceiling".into()),
+        ..TicketDraft::default()
+    };
+    let command = draft
+        .validate()
+        .map_err(|_| KitchenError::CorruptRecord("ceiling draft is invalid".into()))?;
     let kitchen = kitchen.clone();
     run(concurrency, duration, move || {
-        let kitchen = kitchen.clone();
+        let (kitchen, command) = (kitchen.clone(), command.clone());
         async move {
-            let (record, ticket) = fresh(tenant, &kitchen)?;
-            store::operations::claim_and_create(
-                &kitchen.db,
-                kitchen.config().wait_bound,
-                &record,
-                &ticket,
-            )
-            .await?;
+            let key = OperationKey::parse(uuid::Uuid::now_v7().to_string())
+                .map_err(|e| KitchenError::CorruptRecord(e.to_string()))?;
+            let _ = kitchen
+                .engine
+                .transaction::<CreateTicket>(tenant.into(), &key, command)
+                .await?;
             Ok(())
         }
     })
@@ -73,40 +82,6 @@ pub async fn read_ceiling(
         }
     })
     .await
-}
-
-/// A record and ticket as a create would make them, with a fresh key.
-fn fresh(
-    tenant: TenantId,
-    kitchen: &Kitchen,
-) -> Result<(OperationRecord, crate::Ticket), KitchenError> {
-    let draft = TicketDraft {
-        project_id: Some("ceiling".into()),
-        title: Some("Ceiling".into()),
-        ..TicketDraft::default()
-    };
-    let command = draft
-        .validate()
-        .map_err(|_| KitchenError::CorruptRecord("ceiling draft is invalid".into()))?;
-    let fingerprint = Fingerprint::of(Action::CreateTicket, &command);
-    let now = truncate_to_micros(OffsetDateTime::now_utc());
-    let ticket = command.into_ticket(now);
-    let snapshot =
-        ResultSnapshot::of(&ticket).map_err(|e| KitchenError::CorruptRecord(e.to_string()))?;
-    let key = OperationKey::parse(uuid::Uuid::now_v7().to_string())
-        .map_err(|e| KitchenError::CorruptRecord(e.to_string()))?;
-    let record = OperationRecord {
-        tenant_id: tenant,
-        action: Action::CreateTicket,
-        key,
-        fingerprint,
-        state: OperationState::Succeeded,
-        ticket_id: Some(ticket.id),
-        result: Some(snapshot),
-        created_at: now,
-        retained_until: now + kitchen.config().retention,
-    };
-    Ok((record, ticket))
 }
 
 async fn run<F, Fut>(concurrency: usize, duration: Duration, work: F) -> Result<u64, KitchenError>

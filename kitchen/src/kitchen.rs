@@ -1,26 +1,33 @@
 //! [`Kitchen`]: the one entry point the doors call.
 
+use std::future::Future;
 use std::sync::Arc;
 
 use time::OffsetDateTime;
 
+use crate::actions::add_comment::AddComment;
+use crate::actions::create_ticket::CreateTicket;
+use crate::actions::transition_ticket::TransitionTicket;
+use crate::actions::update_ticket::UpdateTicket;
 use crate::auth_cache::AuthCache;
-use crate::domain::tenant::token_hash;
-
+use crate::backend::Backend;
 use crate::domain::action::Action;
-use crate::domain::fingerprint::Fingerprint;
-use crate::domain::operation::{OperationKey, OperationRecord, OperationState, ResultSnapshot};
+use crate::domain::comment::{Comment, CommentDraft, CommentId, CommentPage};
+use crate::domain::effect::{EffectLedger, ExternalRef, OperationStatus, Trigger};
+use crate::domain::history::HistoryPage;
+use crate::domain::operation::{OperationKey, OperationRecord, OperationState};
 use crate::domain::page::{Cursor, PageSize, TicketPage};
-use crate::domain::tenant::{IssuedToken, Tenant, TenantId, TenantName, TokenId};
+use crate::domain::patch::TicketUpdate;
+use crate::domain::tenant::{
+    Actor, Caller, IssuedToken, Tenant, TenantId, TenantName, TokenId, token_hash,
+};
 use crate::domain::ticket::{ProjectId, Ticket, TicketDraft, TicketId, truncate_to_micros};
-use crate::outcome::{Outcome, Receipt};
-use crate::provider::TicketBackend;
-use crate::remote::Remote;
-use crate::store::{self, Db, operations::Claim};
+use crate::domain::transition::TransitionDraft;
+use crate::outcome::{Outcome, Refusal};
+use crate::store::{self, Db, effects::Scope};
+use crate::write::engine::Engine;
+use crate::write::WriteAction;
 use crate::{KitchenConfig, KitchenError};
-
-/// How long a caller should wait before retrying an [`Outcome::InProgress`].
-pub const RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The domain core. Cheap to clone: clones share one connection pool.
 #[derive(Debug, Clone)]
@@ -28,8 +35,10 @@ pub struct Kitchen {
     pub(crate) db: Db,
     config: KitchenConfig,
     auth_cache: Arc<AuthCache>,
-    /// The provider, when tickets are made remotely.
-    pub(crate) remote: Option<Remote>,
+    /// The generic write path, on this kitchen's database.
+    pub(crate) engine: Engine,
+    /// Where writes happen.
+    pub(crate) backend: Backend,
 }
 
 /// A tenant name that is already taken.
@@ -45,18 +54,18 @@ impl Kitchen {
         let db = Db::connect(database_url, &config).await?;
         tracing::debug!(database = db.kind(), "kitchen connected");
         let auth_cache = Arc::new(AuthCache::new(config.auth_cache_ttl));
-        let remote = match &config.backend {
-            TicketBackend::Local => None,
-            TicketBackend::Remote { provider, settings } => Some(Remote {
-                provider: provider.clone(),
-                settings: settings.clone(),
-            }),
+        let engine = Engine {
+            db: db.clone(),
+            wait_bound: config.wait_bound,
+            retention: config.retention,
         };
+        let backend = Backend::new(&config.backend, &db, &engine);
         Ok(Self {
             db,
             config,
             auth_cache,
-            remote,
+            engine,
+            backend,
         })
     }
 
@@ -94,55 +103,92 @@ impl Kitchen {
     /// meaning, [`Outcome::Conflict`]. An attempt racing the first waits for
     /// it up to the wait bound, then replays, or answers
     /// [`Outcome::InProgress`]. Invalid input answers [`Outcome::Invalid`]
-    /// without touching the database or the key.
+    /// without touching the database or the key. Every other write below
+    /// follows the same rules.
     pub async fn create_ticket(
         &self,
-        tenant: TenantId,
+        actor: impl Into<Actor>,
         key: &OperationKey,
         draft: &TicketDraft,
     ) -> Result<Outcome, KitchenError> {
-        let action = Action::CreateTicket;
-        let command = match draft.validate() {
+        let actor = actor.into();
+        let command = match CreateTicket::validate(draft) {
             Ok(command) => command,
             Err(violations) => return Ok(Outcome::Invalid { violations }),
         };
-        let fingerprint = Fingerprint::of(action, &command);
-        let now = truncate_to_micros(OffsetDateTime::now_utc());
-        if let Some(remote) = self.remote.clone() {
-            let record = self.pending_record(tenant, key, fingerprint, now);
-            // On its own task for the same reason as below: the write-ahead
-            // record, the dispatch and its settlement run to their end even
-            // if the caller goes away.
-            let kitchen = self.clone();
-            return tokio::spawn(
-                async move { kitchen.place_remote(&remote, record, command).await },
-            )
-            .await
-            .map_err(|e| KitchenError::Interrupted(e.to_string()))?;
+        match &self.backend {
+            Backend::Local => self.engine.perform::<CreateTicket>(actor, key, command).await,
+            Backend::Remote(remote) => {
+                let record = self.pending_record(actor.tenant, key, &command);
+                // On its own task for the same reason as the local path:
+                // the write-ahead record, the dispatch and its settlement run
+                // to their end even if the caller goes away.
+                let remote = remote.clone();
+                tokio::spawn(async move { remote.create(record, command).await })
+                    .await
+                    .map_err(|e| KitchenError::Interrupted(e.to_string()))?
+            }
         }
-        let ticket = command.into_ticket(now);
-        let snapshot = ResultSnapshot::of(&ticket)
-            .map_err(|e| KitchenError::CorruptRecord(format!("ticket snapshot: {e}")))?;
-        let record = OperationRecord {
-            tenant_id: tenant,
-            action,
-            key: key.clone(),
-            fingerprint,
-            state: OperationState::Succeeded,
-            ticket_id: Some(ticket.id),
-            result: Some(snapshot.clone()),
-            created_at: now,
-            retained_until: now + self.config.retention,
-        };
+    }
 
-        // Once started, an attempt runs to its end on its own task: a caller
-        // that goes away (a dropped connection, a server-side timeout) drops
-        // only its wait for the answer, never the write half-way. The commit
-        // then still happens once, and the caller's retry replays it.
-        let kitchen = self.clone();
-        tokio::spawn(async move { kitchen.place(record, ticket, snapshot).await })
+    /// Edits a ticket's title, description, priority or assignee, at most
+    /// once per (tenant, `update_ticket`, key). With an expected version,
+    /// refuses ([`Refusal::VersionMismatch`]) unless the ticket is still
+    /// at it. A replay answers the ticket as the first attempt left it,
+    /// even if it changed since.
+    pub async fn update_ticket(
+        &self,
+        actor: impl Into<Actor>,
+        key: &OperationKey,
+        update: &TicketUpdate,
+    ) -> Result<Outcome, KitchenError> {
+        self.write::<UpdateTicket>(actor.into(), key, update).await
+    }
+
+    /// Moves a ticket to another status, at most once per (tenant,
+    /// `transition_ticket`, key). A move the status machine does not allow
+    /// from where the ticket is answers [`Refusal::TransitionNotAllowed`].
+    pub async fn transition_ticket(
+        &self,
+        actor: impl Into<Actor>,
+        key: &OperationKey,
+        ticket: TicketId,
+        draft: &TransitionDraft,
+    ) -> Result<Outcome, KitchenError> {
+        self.write::<TransitionTicket>(actor.into(), key, &(ticket, draft.clone()))
             .await
-            .map_err(|e| KitchenError::Interrupted(e.to_string()))?
+    }
+
+    /// Adds a comment to a ticket, at most once per (tenant, `add_comment`,
+    /// key).
+    pub async fn add_comment(
+        &self,
+        actor: impl Into<Actor>,
+        key: &OperationKey,
+        ticket: TicketId,
+        draft: &CommentDraft,
+    ) -> Result<Outcome<Comment>, KitchenError> {
+        self.write::<AddComment>(actor.into(), key, &(ticket, draft.clone()))
+            .await
+    }
+
+    /// Validates, then runs action `A` through the generic write path.
+    async fn write<A: WriteAction>(
+        &self,
+        actor: Actor,
+        key: &OperationKey,
+        request: &A::Request,
+    ) -> Result<Outcome<A::Result>, KitchenError> {
+        let command = match A::validate(request) {
+            Ok(command) => command,
+            Err(violations) => return Ok(Outcome::Invalid { violations }),
+        };
+        match &self.backend {
+            Backend::Local => self.engine.perform::<A>(actor, key, command).await,
+            Backend::Remote(_) => Ok(Outcome::Refused(Refusal::NotOnThisBackend {
+                action: A::ACTION,
+            })),
+        }
     }
 
     /// The record a remote create writes ahead: `in_progress`, no ticket.
@@ -150,68 +196,16 @@ impl Kitchen {
         &self,
         tenant: TenantId,
         key: &OperationKey,
-        fingerprint: Fingerprint,
-        now: OffsetDateTime,
+        command: &crate::NewTicket,
     ) -> OperationRecord {
-        OperationRecord {
-            tenant_id: tenant,
-            action: Action::CreateTicket,
-            key: key.clone(),
-            fingerprint,
-            state: OperationState::InProgress,
-            ticket_id: None,
-            result: None,
-            created_at: now,
-            retained_until: now + self.config.retention,
-        }
-    }
-
-    /// The transaction half of [`Kitchen::create_ticket`].
-    async fn place(
-        &self,
-        record: OperationRecord,
-        ticket: Ticket,
-        snapshot: ResultSnapshot,
-    ) -> Result<Outcome, KitchenError> {
-        let in_progress = Outcome::InProgress {
-            retry_after: RETRY_AFTER,
-        };
-        // Fast path for retries: a committed record is final (the ticket and
-        // its record committed together and never change), so when one is
-        // already there, one indexed read decides replay or conflict without
-        // a write transaction. This is not check-then-insert: when no record
-        // is found, placement is still decided by the claim below, whose
-        // unique key settles any race.
-        if let Some(original) =
-            store::operations::find(&self.db, record.tenant_id, record.action, &record.key).await?
-        {
-            return replay_or_conflict(original, &record);
-        }
-        // A claim can only vanish under us if a retention sweep deleted the
-        // record between our two statements; then the key is free again and
-        // one more try decides it.
-        for _ in 0..2 {
-            let claim = store::operations::claim_and_create(
-                &self.db,
-                self.config.wait_bound,
-                &record,
-                &ticket,
-            )
-            .await?;
-            match claim {
-                Claim::Placed => {
-                    return Ok(Outcome::Created(Receipt {
-                        ticket,
-                        snapshot,
-                        operation: record,
-                    }));
-                }
-                Claim::Taken(original) => return replay_or_conflict(original, &record),
-                Claim::Busy => return Ok(in_progress),
-                Claim::Vanished => continue,
-            }
-        }
-        Ok(in_progress)
+        let now = truncate_to_micros(OffsetDateTime::now_utc());
+        self.engine.record::<CreateTicket>(
+            Actor::from(tenant),
+            key,
+            Engine::fingerprint::<CreateTicket>(command),
+            now,
+            OperationState::InProgress,
+        )
     }
 
     /// The record of an operation, or `None` when nothing was recorded for
@@ -223,6 +217,79 @@ impl Kitchen {
         key: &OperationKey,
     ) -> Result<Option<OperationRecord>, KitchenError> {
         store::operations::find(&self.db, tenant, action, key).await
+    }
+
+    /// What is known about an operation, for the status resource; `None`
+    /// when nothing was recorded for the key (then a retry is safe).
+    ///
+    /// With the remote backend, an `unknown` effect, or one left
+    /// `in_progress` by a worker whose lease ran out, is reconciled first,
+    /// unless another worker is at it right now: a caller who asks what
+    /// happened gets the freshest answer there is.
+    pub async fn operation_status(
+        &self,
+        tenant: TenantId,
+        action: Action,
+        key: &OperationKey,
+    ) -> Result<Option<OperationStatus>, KitchenError> {
+        let scope = Scope {
+            tenant,
+            action,
+            key: key.clone(),
+        };
+        let Some(record) = store::operations::find(&self.db, tenant, action, key).await? else {
+            return Ok(None);
+        };
+        let Backend::Remote(remote) = &self.backend else {
+            return Ok(Some(OperationStatus {
+                record,
+                effect: None,
+            }));
+        };
+        if matches!(
+            record.state,
+            OperationState::Unknown | OperationState::InProgress
+        ) {
+            remote.settle_for_status(&scope).await?;
+        }
+        let Some(row) = store::effects::find(&self.db, &scope).await? else {
+            return Ok(None);
+        };
+        let effect = match row.external_ref.clone() {
+            None => None,
+            Some(external_ref) => Some(EffectLedger {
+                external_ref: ExternalRef::from_stored(external_ref),
+                state_detail: row.state_detail.clone(),
+                key_trusted_until: row.key_trusted_until,
+                first_dispatched_at: row.first_dispatched_at,
+                last_dispatched_at: row.last_dispatched_at,
+                attempts: store::effects::attempts(&self.db, &scope).await?,
+            }),
+        };
+        Ok(Some(OperationStatus {
+            record: row.operation.try_into()?,
+            effect,
+        }))
+    }
+
+    /// One reconciler pass (remote backend): settles, as far as can be done
+    /// now, every unsettled effect that is due and that no live worker
+    /// holds. Answers how many it worked on; 0 on the local backend.
+    pub async fn reconcile_due(&self, trigger: Trigger) -> Result<usize, KitchenError> {
+        match &self.backend {
+            Backend::Local => Ok(0),
+            Backend::Remote(remote) => remote.reconcile_due(trigger).await,
+        }
+    }
+
+    /// Runs the reconciler until `shutdown` resolves (remote backend): a
+    /// first pass at once (effects a crash left behind), then one every
+    /// [`RemoteSettings::reconcile_every`](crate::RemoteSettings). Returns
+    /// at once on the local backend.
+    pub async fn run_reconciler(self, shutdown: impl Future<Output = ()>) {
+        if let Backend::Remote(remote) = &self.backend {
+            remote.run_reconciler(shutdown).await;
+        }
     }
 
     /// One of the tenant's tickets; another tenant's is not found.
@@ -251,6 +318,62 @@ impl Kitchen {
         )
         .await?;
         Ok(TicketPage::from_overfetch(tickets, size))
+    }
+
+    /// A page of a ticket's comments, oldest first; `None` when the tenant
+    /// has no such ticket.
+    pub async fn list_comments(
+        &self,
+        tenant: TenantId,
+        ticket: TicketId,
+        size: PageSize,
+        cursor: Option<Cursor>,
+    ) -> Result<Option<CommentPage>, KitchenError> {
+        if store::tickets::find(&self.db, tenant, ticket).await?.is_none() {
+            return Ok(None);
+        }
+        let comments = store::comments::list(
+            &self.db,
+            tenant,
+            ticket,
+            cursor.map(Cursor::after),
+            size.get() + 1,
+        )
+        .await?;
+        Ok(Some(CommentPage::from_overfetch(comments, size)))
+    }
+
+    /// One comment of one of the tenant's tickets.
+    pub async fn comment(
+        &self,
+        tenant: TenantId,
+        ticket: TicketId,
+        id: CommentId,
+    ) -> Result<Option<Comment>, KitchenError> {
+        store::comments::find(&self.db, tenant, ticket, id).await
+    }
+
+    /// A page of a ticket's history, oldest first; `None` when the tenant
+    /// has no such ticket.
+    pub async fn ticket_history(
+        &self,
+        tenant: TenantId,
+        ticket: TicketId,
+        size: PageSize,
+        cursor: Option<Cursor>,
+    ) -> Result<Option<HistoryPage>, KitchenError> {
+        if store::tickets::find(&self.db, tenant, ticket).await?.is_none() {
+            return Ok(None);
+        }
+        let entries = store::history::list(
+            &self.db,
+            tenant,
+            ticket,
+            cursor.map(Cursor::after),
+            size.get() + 1,
+        )
+        .await?;
+        Ok(Some(HistoryPage::from_overfetch(entries, size)))
     }
 
     /// Creates a tenant, or says its name is taken.
@@ -295,44 +418,18 @@ impl Kitchen {
         Ok(revoked)
     }
 
-    /// The tenant a bearer token acts for, or `None` for an unknown or
-    /// revoked token. Lookups are cached for [`KitchenConfig::auth_cache_ttl`].
-    pub async fn authenticate(&self, token: &str) -> Result<Option<Tenant>, KitchenError> {
+    /// The caller a bearer token authenticates: the tenant it acts for and
+    /// the token's id; `None` for an unknown or revoked token. Lookups are
+    /// cached for [`KitchenConfig::auth_cache_ttl`].
+    pub async fn authenticate(&self, token: &str) -> Result<Option<Caller>, KitchenError> {
         let hash = token_hash(token);
-        if let Some(tenant) = self.auth_cache.get(&hash) {
-            return Ok(Some(tenant));
+        if let Some(caller) = self.auth_cache.get(&hash) {
+            return Ok(Some(caller));
         }
-        let tenant = store::tenants::find_by_token(&self.db, &hash).await?;
-        if let Some(tenant) = &tenant {
-            self.auth_cache.put(hash, tenant.clone());
+        let caller = store::tenants::find_by_token(&self.db, &hash).await?;
+        if let Some(caller) = &caller {
+            self.auth_cache.put(hash, caller.clone());
         }
-        Ok(tenant)
+        Ok(caller)
     }
-}
-
-/// Decides between replay and conflict for a key that was already taken.
-pub(crate) fn replay_or_conflict(
-    original: OperationRecord,
-    attempt: &OperationRecord,
-) -> Result<Outcome, KitchenError> {
-    if original.fingerprint != attempt.fingerprint {
-        return Ok(Outcome::Conflict {
-            original: original.reference(),
-        });
-    }
-    let snapshot = original.result.clone().ok_or_else(|| {
-        KitchenError::CorruptRecord(format!(
-            "operation {} is {} but has no result",
-            original.key,
-            original.state.as_str()
-        ))
-    })?;
-    let ticket = snapshot.ticket().map_err(|e| {
-        KitchenError::CorruptRecord(format!("result snapshot of {}: {e}", original.key))
-    })?;
-    Ok(Outcome::Replayed(Receipt {
-        ticket,
-        snapshot,
-        operation: original,
-    }))
 }

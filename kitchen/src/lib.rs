@@ -40,7 +40,9 @@
 //!   right after a commit, or right after a dispatch, for the double-fire
 //!   driver.
 
+mod actions;
 mod auth_cache;
+mod backend;
 #[cfg(feature = "bench")]
 pub mod bench;
 mod config;
@@ -57,9 +59,18 @@ mod remote;
 mod store;
 #[cfg(feature = "test-support")]
 pub mod testing;
+mod write;
 
 pub use config::{DEFAULT_AUTH_CACHE_TTL, DEFAULT_RETENTION, DEFAULT_WAIT_BOUND, KitchenConfig};
 pub use domain::action::Action;
+pub use domain::change::{Change, Changes};
+pub use domain::comment::{
+    Comment, CommentBody, CommentDraft, CommentId, CommentPage, MAX_COMMENT_CHARS, NewComment,
+};
+pub use domain::history::{HistoryEntry, HistoryPage};
+pub use domain::patch::{Setting, TicketEdit, TicketPatch, TicketUpdate};
+pub use domain::status::TicketStatus;
+pub use domain::transition::{MAX_REASON_CHARS, Reason, Transition, TransitionDraft};
 pub use domain::effect::{
     AttemptKind, EffectAttempt, EffectLedger, ExternalRef, OperationStatus, Trigger,
 };
@@ -69,15 +80,18 @@ pub use domain::operation::{
     OperationState, ResultSnapshot,
 };
 pub use domain::page::{Cursor, PageSize, TicketPage};
-pub use domain::tenant::{IssuedToken, Tenant, TenantId, TenantName, TokenId};
+pub use domain::tenant::{Actor, Caller, IssuedToken, Tenant, TenantId, TenantName, TokenId};
 pub use domain::ticket::{
-    Description, MAX_DESCRIPTION_CHARS, MAX_TITLE_CHARS, NewTicket, Priority, ProjectId, Ticket,
-    TicketDraft, TicketId, TicketStatus, Title,
+    Assignee, Description, MAX_ASSIGNEE_CHARS, MAX_DESCRIPTION_CHARS, MAX_TITLE_CHARS, NewTicket,
+    Priority, ProjectId, Ticket, TicketDraft, TicketId, Title, Version,
 };
 pub use domain::violation::FieldViolation;
 pub use error::KitchenError;
-pub use kitchen::{Kitchen, RETRY_AFTER, TenantNameTaken};
-pub use outcome::{NotCreatedReason, Outcome, Receipt};
+pub use kitchen::{Kitchen, TenantNameTaken};
+pub use outcome::{
+    NotCreatedReason, Outcome, PROVIDER_UNAVAILABLE_RETRY_AFTER, RETRY_AFTER, Receipt, Refusal,
+    UNKNOWN_RETRY_AFTER,
+};
 pub use provider::{
     DispatchRequest, Dispatched, Lookup, ProviderFuture, ProviderTicket, RemoteSettings,
     TicketBackend, TicketProvider,

@@ -1,24 +1,42 @@
-//! What a create answers. Every expected result is a value here; only
+//! What a write answers. Every expected result is a value here; only
 //! infrastructure failures are [`KitchenError`](crate::KitchenError)s.
+//!
+//! Two policies every door needs are decided here, once: which outcomes are
+//! the caller's mistake ([`Outcome::is_caller_mistake`]) and how long a
+//! caller should wait before trying again ([`Outcome::retry_after`]).
 
 use std::time::Duration;
 
+use crate::domain::action::Action;
 use crate::domain::operation::{OperationRecord, OperationRef, ResultSnapshot};
-use crate::domain::ticket::Ticket;
+use crate::domain::status::TicketStatus;
+use crate::domain::ticket::{Ticket, TicketId, Version};
 use crate::domain::violation::FieldViolation;
 
-/// The outcome of one create attempt.
+/// How long a caller should wait before retrying an [`Outcome::InProgress`].
+pub const RETRY_AFTER: Duration = Duration::from_secs(1);
+/// How long a caller should wait before retrying when the provider could
+/// not be reached ([`NotCreatedReason::Unavailable`]).
+pub const PROVIDER_UNAVAILABLE_RETRY_AFTER: Duration = Duration::from_secs(5);
+/// How long a caller should wait before asking again about an
+/// [`Outcome::Unknown`] effect: reconciliation usually settles it by then.
+pub const UNKNOWN_RETRY_AFTER: Duration = Duration::from_secs(2);
+
+/// The outcome of one write attempt. `T` is what the action makes: a
+/// [`Ticket`] for create, update and transition, a comment for
+/// `add_comment`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
-    /// The key was new: the ticket and its operation record were committed
+#[must_use]
+pub enum Outcome<T = Ticket> {
+    /// The key was new: the effect and its operation record were committed
     /// together by this attempt.
-    Created(Receipt),
+    Created(Receipt<T>),
     /// The key was already used with the same request: this is the original
     /// result, byte for byte. Nothing new was written.
-    Replayed(Receipt),
+    Replayed(Receipt<T>),
     /// The key was already used with a different request. Nothing was
     /// written. Carries a reference to the original operation, never its
-    /// payload: use a new key for a new ticket, or look the original up.
+    /// payload: use a new key for a new effect, or look the original up.
     Conflict {
         /// The operation that owns the key.
         original: OperationRef,
@@ -29,6 +47,10 @@ pub enum Outcome {
         /// Every problem, by field.
         violations: Vec<FieldViolation>,
     },
+    /// The request is valid but the ticket it names does not allow it now
+    /// (absent, at another version, or in a status it cannot move from).
+    /// Nothing was written and the key is not consumed.
+    Refused(Refusal),
     /// Another attempt with this key held it past the wait bound. Nothing was
     /// written by this attempt; retry later with the same key.
     InProgress {
@@ -56,6 +78,40 @@ pub enum Outcome {
     },
 }
 
+/// Why a valid write was not applied to the ticket it names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// The tenant has no ticket with this id (another tenant's ticket is
+    /// not found either: its existence is not revealed).
+    TicketNotFound {
+        /// The id the caller sent.
+        ticket_id: TicketId,
+    },
+    /// The caller expected another version than the ticket's: someone else
+    /// changed it meanwhile. Read it again, then decide.
+    VersionMismatch {
+        /// The version the caller expected.
+        expected: Version,
+        /// The ticket's version now.
+        current: Version,
+    },
+    /// The status machine does not allow this move.
+    TransitionNotAllowed {
+        /// The ticket's status now.
+        from: TicketStatus,
+        /// Where the caller asked to go.
+        to: TicketStatus,
+        /// Where it may go from here.
+        allowed: &'static [TicketStatus],
+    },
+    /// This deployment cannot do this action yet: tickets live in a
+    /// provider and only `create_ticket` is sent there so far.
+    NotOnThisBackend {
+        /// The action asked for.
+        action: Action,
+    },
+}
+
 /// Why a provider made nothing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum NotCreatedReason {
@@ -74,29 +130,97 @@ impl NotCreatedReason {
     }
 }
 
-impl Outcome {
+impl<T> Outcome<T> {
     /// The outcome's stable name (`created`, `replayed`, `conflict`,
-    /// `invalid`, `in_progress`, `not_created`, `unknown`), as doors report
-    /// it and metrics label it.
+    /// `invalid`, `refused`, `in_progress`, `not_created`, `unknown`), as
+    /// doors report it and metrics label it.
     pub fn name(&self) -> &'static str {
         match self {
             Self::Created(_) => "created",
             Self::Replayed(_) => "replayed",
             Self::Conflict { .. } => "conflict",
             Self::Invalid { .. } => "invalid",
+            Self::Refused(_) => "refused",
             Self::InProgress { .. } => "in_progress",
             Self::NotCreated { .. } => "not_created",
             Self::Unknown { .. } => "unknown",
         }
     }
+
+    /// Whether the caller must change something before trying again (a
+    /// client error), as opposed to a success, or a wait that a plain retry
+    /// with the same key resolves.
+    pub fn is_caller_mistake(&self) -> bool {
+        match self {
+            Self::Conflict { .. } | Self::Invalid { .. } | Self::Refused(_) => true,
+            Self::NotCreated { reason, .. } => match reason {
+                NotCreatedReason::Rejected(_) => true,
+                NotCreatedReason::Unavailable(_) => false,
+            },
+            Self::Created(_) | Self::Replayed(_) | Self::InProgress { .. } | Self::Unknown { .. } => {
+                false
+            }
+        }
+    }
+
+    /// How long to wait before retrying with the same key (or, for an
+    /// unknown effect, before asking for its status), when waiting is the
+    /// answer; `None` when a retry would not help.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            Self::InProgress { retry_after } => Some(*retry_after),
+            Self::NotCreated { reason, .. } => match reason {
+                NotCreatedReason::Unavailable(_) => Some(PROVIDER_UNAVAILABLE_RETRY_AFTER),
+                NotCreatedReason::Rejected(_) => None,
+            },
+            Self::Unknown { .. } => Some(UNKNOWN_RETRY_AFTER),
+            Self::Created(_)
+            | Self::Replayed(_)
+            | Self::Conflict { .. }
+            | Self::Invalid { .. }
+            | Self::Refused(_) => None,
+        }
+    }
+
+    /// The outcome for an attempt whose key another attempt already took:
+    /// a replay of the original's frozen result when the requests mean the
+    /// same, a conflict otherwise.
+    pub(crate) fn for_taken_key(
+        original: OperationRecord,
+        attempt_fingerprint: &crate::Fingerprint,
+    ) -> Result<Self, crate::KitchenError>
+    where
+        T: serde::de::DeserializeOwned,
+    {
+        if original.fingerprint != *attempt_fingerprint {
+            return Ok(Self::Conflict {
+                original: original.reference(),
+            });
+        }
+        let snapshot = original.result.clone().ok_or_else(|| {
+            crate::KitchenError::CorruptRecord(format!(
+                "operation {} is {} but has no result",
+                original.key,
+                original.state.as_str()
+            ))
+        })?;
+        let result = snapshot.parse::<T>().map_err(|e| {
+            crate::KitchenError::CorruptRecord(format!("result snapshot of {}: {e}", original.key))
+        })?;
+        Ok(Self::Replayed(Receipt {
+            result,
+            snapshot,
+            operation: original,
+        }))
+    }
 }
 
-/// The result of a create that happened, whether just now or earlier.
+/// The result of a write that happened, whether just now or earlier.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Receipt {
-    /// The ticket, as the snapshot holds it.
-    pub ticket: Ticket,
-    /// The frozen JSON of the ticket; identical for the create and every replay.
+pub struct Receipt<T = Ticket> {
+    /// What the write made, as the snapshot holds it.
+    pub result: T,
+    /// Its frozen JSON; identical for the first answer and every replay.
     pub snapshot: ResultSnapshot,
     /// The operation record.
     pub operation: OperationRecord,

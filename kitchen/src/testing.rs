@@ -240,15 +240,13 @@ impl Kitchen {
         key: &OperationKey,
         draft: &crate::TicketDraft,
     ) {
-        let remote = self
-            .remote
-            .clone()
-            .expect("a kitchen with the remote backend");
+        let crate::backend::Backend::Remote(remote) = &self.backend else {
+            panic!("a kitchen with the remote backend");
+        };
         let command = draft.validate().expect("a valid draft");
-        let fingerprint = crate::Fingerprint::of(crate::Action::CreateTicket, &command);
-        let now = crate::domain::ticket::truncate_to_micros(OffsetDateTime::now_utc());
-        let record = self.pending_record(tenant, key, fingerprint, now);
-        self.write_ahead_then(&remote, record, command, false)
+        let record = self.pending_record(tenant, key, &command);
+        let _ = remote
+            .write_ahead_then(record, command, false)
             .await
             .expect("write the record ahead");
     }

@@ -27,27 +27,39 @@ pub struct Fingerprint {
     hex: String,
 }
 
-/// Version 1 of the canonical form. Field order here is the encoding: keep it
-/// alphabetical and never change it without bumping the version.
+/// Version 1 of `create_ticket`'s canonical form. Field order here is the
+/// encoding: keep it alphabetical and never change it without bumping the
+/// version.
 #[derive(Serialize)]
-struct CanonicalV1<'a> {
+pub(crate) struct CanonicalV1<'a> {
     description: Option<&'a str>,
     priority: &'a str,
     project_id: &'a str,
     title: &'a str,
 }
 
+impl NewTicket {
+    pub(crate) fn canonical(&self) -> CanonicalV1<'_> {
+        CanonicalV1 {
+            description: self.description.as_ref().map(|d| d.as_str()),
+            priority: self.priority.as_str(),
+            project_id: self.project_id.as_str(),
+            title: self.title.as_str(),
+        }
+    }
+}
+
 impl Fingerprint {
-    /// The fingerprint of `command` under the current version.
+    /// The fingerprint of a create command under the current version.
     pub fn of(action: Action, command: &NewTicket) -> Self {
-        let canonical = CanonicalV1 {
-            description: command.description.as_ref().map(|d| d.as_str()),
-            priority: command.priority.as_str(),
-            project_id: command.project_id.as_str(),
-            title: command.title.as_str(),
-        };
-        // Serializing borrowed strings and an Option cannot fail.
-        let json = serde_json::to_vec(&canonical).unwrap_or_default();
+        Self::of_canonical(action, &command.canonical())
+    }
+
+    /// The fingerprint of any action's canonical form: a struct of plain
+    /// strings, numbers and options, fields in alphabetical order.
+    pub(crate) fn of_canonical(action: Action, canonical: &impl Serialize) -> Self {
+        // Serializing plain strings, numbers and options cannot fail.
+        let json = serde_json::to_vec(canonical).unwrap_or_default();
         let mut hasher = Sha256::new();
         // The action and version are hashed in so that a digest can never be
         // mistaken for one of another action or another encoding.

@@ -2,12 +2,18 @@
 //! is valid for as long as it exists ("parse, don't validate").
 
 pub(crate) mod action;
+pub(crate) mod change;
+pub(crate) mod comment;
 pub(crate) mod effect;
 pub(crate) mod fingerprint;
+pub(crate) mod history;
 pub(crate) mod operation;
 pub(crate) mod page;
+pub(crate) mod patch;
 pub(crate) mod slug;
+pub(crate) mod status;
 pub(crate) mod tenant;
 pub(crate) mod text;
 pub(crate) mod ticket;
+pub(crate) mod transition;
 pub(crate) mod violation;

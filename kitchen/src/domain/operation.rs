@@ -4,12 +4,13 @@
 use std::fmt;
 
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 use time::OffsetDateTime;
 
 use super::action::Action;
 use super::fingerprint::Fingerprint;
 use super::tenant::TenantId;
-use super::ticket::{Ticket, TicketId};
+use super::ticket::TicketId;
 
 /// Shortest operation key accepted.
 pub const MIN_KEY_LEN: usize = 8;
@@ -121,14 +122,15 @@ impl OperationState {
     }
 }
 
-/// The frozen result of the first successful attempt: the ticket's JSON,
-/// exactly the bytes the first answer carried. Replays return these bytes.
+/// The frozen result of the first successful attempt: the JSON of what it
+/// made (a ticket, a comment), exactly the bytes the first answer carried.
+/// Replays return these bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResultSnapshot(String);
 
 impl ResultSnapshot {
-    pub(crate) fn of(ticket: &Ticket) -> Result<Self, serde_json::Error> {
-        serde_json::to_string(ticket).map(Self)
+    pub(crate) fn of(result: &impl Serialize) -> Result<Self, serde_json::Error> {
+        serde_json::to_string(result).map(Self)
     }
 
     pub(crate) fn from_stored(raw: String) -> Self {
@@ -140,8 +142,8 @@ impl ResultSnapshot {
         &self.0
     }
 
-    /// The ticket the snapshot holds.
-    pub fn ticket(&self) -> Result<Ticket, serde_json::Error> {
+    /// What the snapshot holds, read back as `T`.
+    pub fn parse<T: DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
         serde_json::from_str(&self.0)
     }
 }
@@ -159,7 +161,7 @@ pub struct OperationRecord {
     pub fingerprint: Fingerprint,
     /// Where the operation is.
     pub state: OperationState,
-    /// The ticket it made, once there is one.
+    /// The ticket it made or acted on, once there is one.
     pub ticket_id: Option<TicketId>,
     /// The frozen result, once there is one.
     pub result: Option<ResultSnapshot>,
@@ -193,7 +195,7 @@ pub struct OperationRef {
     pub key: OperationKey,
     /// When the key was first used.
     pub created_at: OffsetDateTime,
-    /// The ticket the operation made, once it made one.
+    /// The ticket the operation made or acted on, once there is one.
     pub resource: Option<TicketId>,
 }
 

@@ -1,12 +1,15 @@
-//! Pagination of ticket lists.
+//! Pagination: page sizes and cursors, shared by every list (tickets,
+//! comments, history).
 
 use std::fmt;
 
 use super::text::refuse_nul;
-use super::ticket::{Ticket, TicketId};
+use uuid::Uuid;
+
+use super::ticket::Ticket;
 use super::violation::FieldViolation;
 
-/// How many tickets one page holds: 1 to 200, 50 when not given.
+/// How many items one page holds: 1 to 200, 50 when not given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PageSize(u32);
 
@@ -41,10 +44,10 @@ impl Default for PageSize {
     }
 }
 
-/// Where the next page starts. Opaque to callers: pass back what
-/// [`TicketPage::next_cursor`] gave.
+/// Where the next page starts: the id of the last item of the previous
+/// page. Opaque to callers: pass back what a page's `next_cursor` gave.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Cursor(TicketId);
+pub struct Cursor(Uuid);
 
 impl Cursor {
     /// Parses a cursor a caller passed back.
@@ -52,7 +55,7 @@ impl Cursor {
         // A cursor is a UUID and never reaches a text column, but a caller
         // who sends a NUL gets the same answer as in every other field.
         refuse_nul("cursor", raw)?;
-        raw.parse().map(Self).map_err(|_| {
+        Uuid::parse_str(raw).map(Self).map_err(|_| {
             FieldViolation::new(
                 "cursor",
                 "malformed",
@@ -61,8 +64,22 @@ impl Cursor {
         })
     }
 
-    pub(crate) fn after(self) -> TicketId {
+    pub(crate) fn after(self) -> Uuid {
         self.0
+    }
+
+    /// Cuts `items`, fetched with one extra row, to `size`: that extra row's
+    /// presence is what says another page exists, and then the cursor is
+    /// the last kept item's id.
+    pub(crate) fn after_overfetch<T>(
+        items: &mut Vec<T>,
+        size: PageSize,
+        id: impl Fn(&T) -> Uuid,
+    ) -> Option<Self> {
+        let more = items.len() > size.get() as usize;
+        items.truncate(size.get() as usize);
+        more.then(|| items.last().map(|item| Self(id(item))))
+            .flatten()
     }
 }
 
@@ -85,9 +102,7 @@ impl TicketPage {
     /// A page from `tickets` fetched with one extra row: that extra row's
     /// presence is what says another page exists.
     pub(crate) fn from_overfetch(mut tickets: Vec<Ticket>, size: PageSize) -> Self {
-        let more = tickets.len() > size.get() as usize;
-        tickets.truncate(size.get() as usize);
-        let next_cursor = more.then(|| tickets.last().map(|t| Cursor(t.id))).flatten();
+        let next_cursor = Cursor::after_overfetch(&mut tickets, size, |t| t.id.as_uuid());
         Self {
             tickets,
             next_cursor,
@@ -101,7 +116,7 @@ mod tests {
 
     #[test]
     fn a_cursor_with_nul_is_refused_as_such() {
-        let id = TicketId::new_v7().to_string();
+        let id = Uuid::now_v7().to_string();
         let violation = Cursor::parse(&format!("{id}\0")).expect_err("NUL is refused");
         assert_eq!(
             (violation.field.as_str(), violation.code),

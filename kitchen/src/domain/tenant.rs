@@ -80,6 +80,43 @@ pub struct Tenant {
     pub created_at: OffsetDateTime,
 }
 
+/// An authenticated caller: the tenant its token acts for, and the token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    /// The tenant.
+    pub tenant: Tenant,
+    /// The token it authenticated with.
+    pub token: TokenId,
+}
+
+/// Who is writing: the tenant from authentication, and the token it
+/// authenticated with when the door knows it (the ticket history shows it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Actor {
+    /// The tenant, from authentication; never from a body or an argument.
+    pub tenant: TenantId,
+    /// The API token used, if any.
+    pub token: Option<TokenId>,
+}
+
+impl From<TenantId> for Actor {
+    fn from(tenant: TenantId) -> Self {
+        Self {
+            tenant,
+            token: None,
+        }
+    }
+}
+
+impl From<&Caller> for Actor {
+    fn from(caller: &Caller) -> Self {
+        Self {
+            tenant: caller.tenant.id,
+            token: Some(caller.token),
+        }
+    }
+}
+
 /// An API token's id: safe to show and log, used to revoke the token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(transparent)]
@@ -88,6 +125,10 @@ pub struct TokenId(Uuid);
 impl TokenId {
     pub(crate) fn new_v7() -> Self {
         Self(Uuid::now_v7())
+    }
+
+    pub(crate) fn from_uuid(id: Uuid) -> Self {
+        Self(id)
     }
 
     /// The underlying UUID.

@@ -8,6 +8,7 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::slug::{is_slug, slug_rule};
+use super::status::TicketStatus;
 use super::text::refuse_nul;
 use super::violation::FieldViolation;
 
@@ -214,6 +215,112 @@ impl From<Description> for String {
     }
 }
 
+/// Longest assignee name, in characters.
+pub const MAX_ASSIGNEE_CHARS: usize = 200;
+
+/// The person a ticket is assigned to: a free-text name, 1 to 200
+/// characters on one line, not blank.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct Assignee(String);
+
+impl Assignee {
+    /// Parses an assignee name; the error says what is wrong with it.
+    pub fn parse(raw: impl Into<String>) -> Result<Self, FieldViolation> {
+        let raw = raw.into();
+        refuse_nul("assignee", &raw)?;
+        let chars = raw.chars().count();
+        let violation = |code, message: String| Err(FieldViolation::new("assignee", code, message));
+        if raw.trim().is_empty() {
+            violation(
+                "blank",
+                "assignee must not be empty or only white space; send null to unassign".into(),
+            )
+        } else if chars > MAX_ASSIGNEE_CHARS {
+            violation(
+                "too_long",
+                format!("assignee must be at most {MAX_ASSIGNEE_CHARS} characters; it has {chars}"),
+            )
+        } else if raw.chars().any(char::is_control) {
+            violation(
+                "control_character",
+                "assignee must be a single line without control characters".into(),
+            )
+        } else {
+            Ok(Self(raw))
+        }
+    }
+
+    /// The name as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl TryFrom<String> for Assignee {
+    type Error = String;
+    fn try_from(raw: String) -> Result<Self, Self::Error> {
+        Self::parse(raw).map_err(|v| v.message)
+    }
+}
+
+impl From<Assignee> for String {
+    fn from(a: Assignee) -> Self {
+        a.0
+    }
+}
+
+/// A ticket's version: 1 at creation, +1 for every change. A conditional
+/// write names the version it expects (REST `If-Match`, MCP
+/// `expected_version`) and is refused if the ticket has moved on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Version(i64);
+
+impl Version {
+    /// A new ticket's version.
+    pub const FIRST: Version = Version(1);
+
+    /// Parses a version a caller sent: a whole number from 1.
+    pub fn parse(n: i64, field: &str) -> Result<Self, FieldViolation> {
+        if n >= 1 {
+            Ok(Self(n))
+        } else {
+            Err(FieldViolation::new(
+                field,
+                "out_of_range",
+                format!("{field} must be a ticket version, a whole number from 1; got {n}"),
+            ))
+        }
+    }
+
+    pub(crate) fn from_stored(n: i64) -> Self {
+        Self(n)
+    }
+
+    /// The version after one more change.
+    pub(crate) fn next(self) -> Self {
+        Self(self.0 + 1)
+    }
+
+    /// The number.
+    pub fn get(self) -> i64 {
+        self.0
+    }
+}
+
+impl Default for Version {
+    fn default() -> Self {
+        Self::FIRST
+    }
+}
+
+impl fmt::Display for Version {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
 /// How urgent a ticket is. Omitted means `normal`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -258,27 +365,6 @@ impl Priority {
     }
 }
 
-/// Where a ticket is in its life. Every ticket starts `open`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TicketStatus {
-    /// Just created, not yet worked on.
-    Open,
-}
-
-impl TicketStatus {
-    /// The status as the API spells it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Open => "open",
-        }
-    }
-
-    pub(crate) fn parse(raw: &str) -> Option<Self> {
-        (raw == "open").then_some(Self::Open)
-    }
-}
-
 /// A ticket as stored and as shown to callers.
 ///
 /// Its JSON form (field order included) is the result snapshot that a create
@@ -305,6 +391,20 @@ pub struct Ticket {
     /// remote backend); absent from the JSON otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provider_ticket_id: Option<String>,
+    /// Who works on it, if anyone; absent from the JSON when nobody does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assignee: Option<Assignee>,
+    /// 1 at creation, +1 for every change. Snapshots made before versions
+    /// existed have none and read as 1.
+    #[serde(default)]
+    pub version: Version,
+    /// When it last changed; absent until its first change.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "time::serde::rfc3339::option"
+    )]
+    pub updated_at: Option<OffsetDateTime>,
 }
 
 /// A create request as a caller sent it, before validation.
@@ -376,11 +476,11 @@ impl TicketDraft {
 }
 
 /// The value of `result`, or `None` after noting its violation.
-fn keep<T>(violations: &mut Vec<FieldViolation>, result: Result<T, FieldViolation>) -> Option<T> {
+pub(crate) fn keep<T>(violations: &mut Vec<FieldViolation>, result: Result<T, FieldViolation>) -> Option<T> {
     result.map_err(|v| violations.push(v)).ok()
 }
 
-fn required(value: &Option<String>, field: &str) -> Result<String, FieldViolation> {
+pub(crate) fn required(value: &Option<String>, field: &str) -> Result<String, FieldViolation> {
     value
         .clone()
         .ok_or_else(|| FieldViolation::new(field, "required", format!("{field} is required")))
@@ -410,6 +510,9 @@ impl NewTicket {
             status: TicketStatus::Open,
             created_at: truncate_to_micros(now),
             provider_ticket_id: None,
+            assignee: None,
+            version: Version::FIRST,
+            updated_at: None,
         }
     }
 }

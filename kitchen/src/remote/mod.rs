@@ -23,7 +23,8 @@
 //! # Layout
 //! - this file: a create's path (write ahead, or resume an existing effect);
 //! - `work.rs`: what a lease holder does: dispatch, look up, settle;
-//! - `reconcile.rs`: the background reconciler and the status read.
+//! - `reconcile.rs`: the background reconciler and the settling a status
+//!   read asks for.
 
 mod reconcile;
 mod work;
@@ -37,22 +38,27 @@ use uuid::Uuid;
 use crate::domain::effect::{ExternalRef, Trigger};
 use crate::domain::operation::{OperationRecord, OperationState};
 use crate::domain::ticket::NewTicket;
-use crate::kitchen::replay_or_conflict;
 use crate::outcome::Outcome;
 use crate::provider::{RemoteSettings, TicketProvider, unix_ms};
 use crate::store::effects::{self, Lease, Scope, WriteAhead, WriteAheadClaim};
 use crate::store::rows::EffectRow;
-use crate::{Kitchen, KitchenError, RETRY_AFTER};
+use crate::KitchenError;
+use crate::outcome::RETRY_AFTER;
+use crate::store::Db;
 
 /// Added to one call's timeout to make a lease: room for the database
 /// writes around the call (a few milliseconds each).
 const LEASE_MARGIN: Duration = Duration::from_millis(250);
 
-/// The provider and how to use it.
+/// The remote backend: the provider, how to use it, and the database its
+/// effect ledger lives in.
 #[derive(Debug, Clone)]
 pub(crate) struct Remote {
+    pub(crate) db: Db,
     pub(crate) provider: Arc<dyn TicketProvider>,
     pub(crate) settings: RemoteSettings,
+    /// How long a create waits for another attempt holding its key.
+    pub(crate) wait_bound: Duration,
 }
 
 impl Remote {
@@ -64,17 +70,10 @@ impl Remote {
         }
     }
 
-    /// When the background reconciler should look at an unsettled effect
-    /// again, after its attempt number `attempts`: the interval, doubled per
-    /// attempt up to 64 times it (at most an hour). A provider that stays
-    /// down is not asked again every few seconds for ever, and the attempt
-    /// log grows slowly; a caller's retry or status read still reconciles
-    /// at once.
+    /// When the background reconciler should look at this effect again
+    /// (see [`next_check`]).
     fn next_check(&self, now: OffsetDateTime, attempts: i32) -> i64 {
-        let doublings = u32::try_from(attempts.saturating_sub(1).clamp(0, 6)).unwrap_or(0);
-        let delay =
-            (self.settings.reconcile_every * 2u32.pow(doublings)).min(Duration::from_secs(3600));
-        unix_ms(now + delay)
+        next_check(&self.settings, now, attempts)
     }
 
     /// Until when a dispatch started at `now` may be repeated with the same
@@ -84,23 +83,21 @@ impl Remote {
     }
 }
 
-impl Kitchen {
+impl Remote {
     /// A create on the remote backend. `record` is the operation as this
     /// attempt would record it (state `in_progress`, no ticket yet).
-    pub(crate) async fn place_remote(
+    pub(crate) async fn create(
         &self,
-        remote: &Remote,
         record: OperationRecord,
         command: NewTicket,
     ) -> Result<Outcome, KitchenError> {
-        self.write_ahead_then(remote, record, command, true).await
+        self.write_ahead_then(record, command, true).await
     }
 
     /// The write-ahead record, then (if `dispatch`) the dispatch. Without
     /// the dispatch, this is what a crash between the two leaves behind.
     pub(crate) async fn write_ahead_then(
         &self,
-        remote: &Remote,
         record: OperationRecord,
         command: NewTicket,
         dispatch: bool,
@@ -114,19 +111,19 @@ impl Kitchen {
         for _ in 0..2 {
             if let Some(row) = effects::find(&self.db, &scope).await? {
                 return self
-                    .resume(remote, row, &record, &request_snapshot, Trigger::Retry)
+                    .resume(row, &record, &request_snapshot, Trigger::Retry)
                     .await;
             }
             let now = OffsetDateTime::now_utc();
-            let lease = remote.lease(now);
+            let lease = self.lease(now);
             let ahead = WriteAhead {
                 record: &record,
                 request_snapshot: &request_snapshot,
                 external_ref: &external_ref,
-                key_trusted_until: remote.key_trusted_until(now),
+                key_trusted_until: self.key_trusted_until(now),
                 lease,
             };
-            match effects::write_ahead(&self.db, self.config().wait_bound, &ahead, now).await? {
+            match effects::write_ahead(&self.db, self.wait_bound, &ahead, now).await? {
                 WriteAheadClaim::Placed if !dispatch => break,
                 WriteAheadClaim::Placed => {
                     #[cfg(feature = "fault-injection")]
@@ -138,7 +135,7 @@ impl Kitchen {
                         external_ref,
                         trigger: Trigger::Request,
                     };
-                    return self.dispatch(remote, job, Some(1)).await;
+                    return self.dispatch(job, Some(1)).await;
                 }
                 WriteAheadClaim::Taken => continue,
                 WriteAheadClaim::Busy => break,
@@ -152,7 +149,6 @@ impl Kitchen {
     /// A create whose key is already recorded.
     async fn resume(
         &self,
-        remote: &Remote,
         row: EffectRow,
         attempt: &OperationRecord,
         request_snapshot: &str,
@@ -160,7 +156,7 @@ impl Kitchen {
     ) -> Result<Outcome, KitchenError> {
         let original: OperationRecord = row.operation.try_into()?;
         if original.state == OperationState::Succeeded {
-            return replay_or_conflict(original, attempt);
+            return Outcome::for_taken_key(original, &attempt.fingerprint);
         }
         if original.fingerprint != attempt.fingerprint {
             if original.state != OperationState::FailedBeforeEffect {
@@ -172,7 +168,7 @@ impl Kitchen {
             // spent: a corrected request takes it over (as with a local
             // create, whose invalid input never consumes a key).
             let now = OffsetDateTime::now_utc();
-            let lease = remote.lease(now);
+            let lease = self.lease(now);
             if !effects::take_lease(&self.db, &Scope::of(attempt), lease, unix_ms(now)).await?
                 || !effects::replace_request(&self.db, lease, attempt, request_snapshot).await?
             {
@@ -181,9 +177,9 @@ impl Kitchen {
                     retry_after: RETRY_AFTER,
                 });
             }
-            return self.work(remote, Scope::of(attempt), lease, trigger).await;
+            return self.work(Scope::of(attempt), lease, trigger).await;
         }
-        self.settle_now(remote, &Scope::of(attempt), attempt, trigger)
+        self.settle_now(&Scope::of(attempt), attempt, trigger)
             .await
     }
 
@@ -191,18 +187,17 @@ impl Kitchen {
     /// another worker holds the lease, waits for it up to the wait bound.
     async fn settle_now(
         &self,
-        remote: &Remote,
         scope: &Scope,
         attempt: &OperationRecord,
         trigger: Trigger,
     ) -> Result<Outcome, KitchenError> {
-        let deadline = Instant::now() + self.config().wait_bound;
+        let deadline = Instant::now() + self.wait_bound;
         let mut pause = Duration::from_millis(10);
         loop {
             let now = OffsetDateTime::now_utc();
-            let lease = remote.lease(now);
+            let lease = self.lease(now);
             if effects::take_lease(&self.db, scope, lease, unix_ms(now)).await? {
-                return self.work(remote, scope.clone(), lease, trigger).await;
+                return self.work(scope.clone(), lease, trigger).await;
             }
             // Settled meanwhile, or another worker holds the lease.
             let Some(row) = effects::find(&self.db, scope).await? else {
@@ -210,7 +205,7 @@ impl Kitchen {
             };
             let current: OperationRecord = row.operation.try_into()?;
             if current.state == OperationState::Succeeded {
-                return replay_or_conflict(current, attempt);
+                return Outcome::for_taken_key(current, &attempt.fingerprint);
             }
             if Instant::now() >= deadline {
                 return Ok(match current.state {
@@ -238,37 +233,29 @@ impl Kitchen {
     }
 }
 
+/// When the background reconciler should look at an unsettled effect
+/// again, after its attempt number `attempts`: the interval, doubled per
+/// attempt up to 64 times it (at most an hour). A provider that stays down
+/// is not asked again every few seconds for ever, and the attempt log grows
+/// slowly; a caller's retry or status read still reconciles at once.
+fn next_check(settings: &RemoteSettings, now: OffsetDateTime, attempts: i32) -> i64 {
+    let doublings = u32::try_from(attempts.saturating_sub(1).clamp(0, 6)).unwrap_or(0);
+    let delay = (settings.reconcile_every * 2u32.pow(doublings)).min(Duration::from_secs(3600));
+    unix_ms(now + delay)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[derive(Debug)]
-    struct NoProvider;
-
-    impl TicketProvider for NoProvider {
-        fn dispatch<'a>(
-            &'a self,
-            _: &'a crate::DispatchRequest,
-        ) -> crate::ProviderFuture<'a, crate::Dispatched> {
-            Box::pin(async { crate::Dispatched::NotSent("no provider".into()) })
-        }
-
-        fn find_by_reference<'a>(&'a self, _: &'a str) -> crate::ProviderFuture<'a, crate::Lookup> {
-            Box::pin(async { crate::Lookup::Failed("no provider".into()) })
-        }
-    }
-
     #[test]
     fn background_checks_back_off_to_a_cap() {
-        let remote = Remote {
-            provider: Arc::new(NoProvider),
-            settings: RemoteSettings {
-                reconcile_every: Duration::from_secs(5),
-                ..RemoteSettings::default()
-            },
+        let settings = RemoteSettings {
+            reconcile_every: Duration::from_secs(5),
+            ..RemoteSettings::default()
         };
         let now = OffsetDateTime::UNIX_EPOCH;
-        let after = |attempts| (remote.next_check(now, attempts) - unix_ms(now)) / 1000;
+        let after = |attempts| (next_check(&settings, now, attempts) - unix_ms(now)) / 1000;
         assert_eq!(after(1), 5);
         assert_eq!(after(2), 10);
         assert_eq!(after(4), 40);

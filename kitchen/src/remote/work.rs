@@ -5,15 +5,18 @@
 use time::OffsetDateTime;
 
 use super::{LEASE_MARGIN, Remote};
+use crate::actions::create_ticket::created;
 use crate::domain::effect::{AttemptKind, ExternalRef, Trigger};
+use crate::domain::history::HistoryEntry;
 use crate::domain::operation::{OperationRecord, OperationState, ResultSnapshot};
 use crate::domain::ticket::{NewTicket, Ticket, TicketDraft};
-use crate::kitchen::replay_or_conflict;
 use crate::outcome::{NotCreatedReason, Outcome, Receipt};
 use crate::provider::{DispatchRequest, Dispatched, Lookup, ProviderTicket, unix_ms};
 use crate::store::effects::{self, Lease, NewAttempt, Scope, Settle};
 use crate::store::rows::EffectRow;
-use crate::{Kitchen, KitchenError, RETRY_AFTER, rfc3339};
+use crate::outcome::RETRY_AFTER;
+use crate::store;
+use crate::{KitchenError, rfc3339};
 
 /// One effect, as a lease holder works on it.
 pub(crate) struct Job {
@@ -30,12 +33,11 @@ fn in_progress() -> Outcome {
     }
 }
 
-impl Kitchen {
+impl Remote {
     /// Under a fresh lease: reads the effect and settles it as far as can
     /// be done now.
     pub(super) async fn work(
         &self,
-        remote: &Remote,
         scope: Scope,
         lease: Lease,
         trigger: Trigger,
@@ -69,12 +71,12 @@ impl Kitchen {
         match record.state {
             OperationState::Succeeded => {
                 effects::release_lease(&self.db, &job.scope, lease).await?;
-                replay_or_conflict(record.clone(), &record)
+                Outcome::for_taken_key(record.clone(), &record.fingerprint)
             }
             // The provider made nothing, so sending again cannot duplicate;
             // but only a caller's retry decides to try again.
             OperationState::FailedBeforeEffect => match trigger {
-                Trigger::Request | Trigger::Retry => self.dispatch(remote, job, None).await,
+                Trigger::Request | Trigger::Retry => self.dispatch(job, None).await,
                 _ => {
                     effects::release_lease(&self.db, &job.scope, lease).await?;
                     Ok(Outcome::NotCreated {
@@ -90,10 +92,10 @@ impl Kitchen {
             // only a search may decide.
             OperationState::InProgress | OperationState::Unknown => {
                 if key_trusted_until.is_some_and(|until| now < until) {
-                    self.dispatch(remote, job, None).await
+                    self.dispatch(job, None).await
                 } else {
                     let last = last_dispatched_at.unwrap_or(record.created_at);
-                    self.look_up(remote, job, last).await
+                    self.look_up(job, last).await
                 }
             }
         }
@@ -104,14 +106,13 @@ impl Kitchen {
     /// write-ahead record, if any.
     pub(super) async fn dispatch(
         &self,
-        remote: &Remote,
         mut job: Job,
         number: Option<i32>,
     ) -> Result<Outcome, KitchenError> {
         let number = match number {
             Some(n) => n,
             None => match self
-                .start_attempt(remote, &mut job, AttemptKind::Dispatch)
+                .start_attempt(&mut job, AttemptKind::Dispatch)
                 .await?
             {
                 Some(n) => n,
@@ -125,8 +126,8 @@ impl Kitchen {
             description: job.command.description.as_ref().map(|d| d.as_str().into()),
             priority: job.command.priority.as_str().into(),
         };
-        let timeout = remote.settings.call_timeout;
-        let answer = tokio::time::timeout(timeout, remote.provider.dispatch(&request))
+        let timeout = self.settings.call_timeout;
+        let answer = tokio::time::timeout(timeout, self.provider.dispatch(&request))
             .await
             .unwrap_or_else(|_| {
                 Dispatched::Ambiguous(format!("no answer within {} ms", timeout.as_millis()))
@@ -175,7 +176,7 @@ impl Kitchen {
                     "The provider's answer was lost ({why}): the ticket may or may not exist \
                      there. The service is reconciling with the provider's records."
                 );
-                let next = remote.next_check(now, number);
+                let next = self.next_check(now, number);
                 self.stay_unknown(&job, (number, "ambiguous", &why), &detail, next)
                     .await
             }
@@ -185,20 +186,19 @@ impl Kitchen {
     /// Searches the provider for the effect's external reference.
     async fn look_up(
         &self,
-        remote: &Remote,
         mut job: Job,
         last_dispatched_at: OffsetDateTime,
     ) -> Result<Outcome, KitchenError> {
         let Some(number) = self
-            .start_attempt(remote, &mut job, AttemptKind::Lookup)
+            .start_attempt(&mut job, AttemptKind::Lookup)
             .await?
         else {
             return Ok(in_progress());
         };
-        let timeout = remote.settings.call_timeout;
+        let timeout = self.settings.call_timeout;
         let answer = tokio::time::timeout(
             timeout,
-            remote.provider.find_by_reference(job.external_ref.as_str()),
+            self.provider.find_by_reference(job.external_ref.as_str()),
         )
         .await
         .unwrap_or_else(|_| Lookup::Failed(format!("no answer within {} ms", timeout.as_millis())));
@@ -221,7 +221,7 @@ impl Kitchen {
                     "The provider could not be searched ({why}); whether the ticket exists is \
                      still unknown, and reconciliation will try again."
                 );
-                let next = remote.next_check(now, number);
+                let next = self.next_check(now, number);
                 self.stay_unknown(&job, (number, "lookup_failed", &why), &detail, next)
                     .await
             }
@@ -229,7 +229,7 @@ impl Kitchen {
                 // A request still being worked on by the provider can land
                 // after our search: absence is proof only once the last
                 // dispatch is older than the provider's longest request.
-                let provable_at = last_dispatched_at + remote.settings.max_inflight;
+                let provable_at = last_dispatched_at + self.settings.max_inflight;
                 if now < provable_at {
                     let detail = format!(
                         "No such ticket at the provider yet, but the request sent at {} may \
@@ -246,7 +246,7 @@ impl Kitchen {
                 let why = "not found: provably never made, so it is sent again with the same key";
                 effects::finish_attempt(&self.db, &job.scope, (number, "absent", Some(why)), now)
                     .await?;
-                self.dispatch(remote, job, None).await
+                self.dispatch(job, None).await
             }
         }
     }
@@ -254,22 +254,21 @@ impl Kitchen {
     /// Starts an attempt under a renewed lease; `None` when the lease was lost.
     async fn start_attempt(
         &self,
-        remote: &Remote,
         job: &mut Job,
         kind: AttemptKind,
     ) -> Result<Option<i32>, KitchenError> {
         let now = OffsetDateTime::now_utc();
-        job.lease.until_ms = unix_ms(now + remote.settings.call_timeout + LEASE_MARGIN);
+        job.lease.until_ms = unix_ms(now + self.settings.call_timeout + LEASE_MARGIN);
         effects::start_attempt(
             &self.db,
-            self.config().wait_bound,
+            self.wait_bound,
             &job.scope,
             job.lease,
             NewAttempt {
                 kind,
                 trigger: job.trigger,
                 now,
-                key_trusted_until: remote.key_trusted_until(now),
+                key_trusted_until: self.key_trusted_until(now),
             },
         )
         .await
@@ -290,22 +289,34 @@ impl Kitchen {
         };
         let snapshot = ResultSnapshot::of(&ticket)
             .map_err(|e| KitchenError::CorruptRecord(format!("ticket snapshot: {e}")))?;
+        // The ticket's history starts with its creation, as with a local
+        // create: written with the local copy, in the settling transaction.
+        let entry = HistoryEntry {
+            id: uuid::Uuid::now_v7(),
+            ticket_id: ticket.id,
+            action: job.scope.action,
+            operation_key: job.scope.key.clone(),
+            actor_token_id: None,
+            changes: created(&ticket),
+            version: ticket.version,
+            recorded_at: ticket.created_at,
+        };
         let settle = Settle::Succeeded {
             ticket: &ticket,
             snapshot: snapshot.as_str(),
+            history: (&entry, store::history::changes_json(&entry)?),
         };
-        let wait = self.config().wait_bound;
+        let wait = self.wait_bound;
         if !effects::settle(&self.db, wait, &job.scope, job.lease, attempt, settle, now).await? {
             return Ok(in_progress());
         }
-        let Some(operation) = self
-            .operation(job.scope.tenant, job.scope.action, &job.scope.key)
+        let Some(operation) = store::operations::find(&self.db, job.scope.tenant, job.scope.action, &job.scope.key)
             .await?
         else {
             return Ok(in_progress());
         };
         let receipt = Receipt {
-            ticket,
+            result: ticket,
             snapshot,
             operation,
         };
@@ -360,7 +371,7 @@ impl Kitchen {
         settle: Settle<'_>,
     ) -> Result<(), KitchenError> {
         let now = OffsetDateTime::now_utc();
-        let wait = self.config().wait_bound;
+        let wait = self.wait_bound;
         if !effects::settle(&self.db, wait, &job.scope, job.lease, attempt, settle, now).await? {
             tracing::warn!(operation_key = %job.scope.key, "lost the lease on an effect before settling it");
         }
@@ -389,7 +400,7 @@ impl Kitchen {
     }
 
     async fn reference(&self, scope: &Scope) -> Result<crate::OperationRef, KitchenError> {
-        self.operation(scope.tenant, scope.action, &scope.key)
+        store::operations::find(&self.db, scope.tenant, scope.action, &scope.key)
             .await?
             .map(|r| r.reference())
             .ok_or_else(|| KitchenError::CorruptRecord(format!("operation {} vanished", scope.key)))

@@ -19,6 +19,7 @@ use crate::domain::action::Action;
 use crate::domain::effect::{AttemptKind, EffectAttempt, ExternalRef, Trigger};
 use crate::domain::operation::{OperationKey, OperationRecord};
 use crate::domain::tenant::TenantId;
+use crate::domain::history::HistoryEntry;
 use crate::domain::ticket::Ticket;
 
 use super::operations::CLAIM;
@@ -85,6 +86,8 @@ pub(crate) enum Settle<'a> {
     Succeeded {
         ticket: &'a Ticket,
         snapshot: &'a str,
+        /// The ticket's first history entry, and its changes as stored.
+        history: (&'a HistoryEntry, String),
     },
     /// The provider provably made nothing.
     FailedBeforeEffect { detail: &'a str },
@@ -346,14 +349,23 @@ pub(crate) async fn settle(
             .execute(&mut *tx)
             .await?;
         let moved = match &settle {
-            Settle::Succeeded { ticket, snapshot } => {
-                let insert = sqlx::query(INSERT_TICKET_WITH_PROVIDER_ID)
-                    .bind(ticket.id.as_uuid())
-                    .bind(scope.tenant.as_uuid());
-                super::operations::bind_ticket_fields!(insert, ticket)
-                    .bind(ticket.provider_ticket_id.as_deref())
-                    .execute(&mut *tx)
-                    .await?;
+            Settle::Succeeded { ticket, snapshot, history } => {
+                super::tickets::bind_insert_ticket!(
+                    sqlx::query(super::tickets::INSERT_TICKET),
+                    scope.tenant,
+                    ticket
+                )
+                .execute(&mut *tx)
+                .await?;
+                let (entry, changes) = history;
+                super::history::bind_history!(
+                    sqlx::query(super::history::INSERT_HISTORY),
+                    scope.tenant,
+                    entry,
+                    changes.as_str()
+                )
+                .execute(&mut *tx)
+                .await?;
                 bind_scope!(sqlx::query(SETTLE_SUCCEEDED), scope)
                     .bind(lease.owner)
                     .bind(ticket.id.as_uuid())
@@ -409,11 +421,6 @@ pub(crate) async fn finish_attempt(
         .map(drop)?);
     Ok(())
 }
-
-/// The local copy of a ticket made in a provider, with the provider's id.
-const INSERT_TICKET_WITH_PROVIDER_ID: &str = "INSERT INTO tickets \
-     (id, tenant_id, project_id, title, description, priority, status, created_at, provider_ticket_id) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";
 
 /// The record of a scope with its effect columns.
 pub(crate) async fn find(db: &Db, scope: &Scope) -> Result<Option<EffectRow>, KitchenError> {

@@ -17,11 +17,14 @@ use sqlx::{Pool, Postgres, Sqlite, Transaction};
 
 use crate::{KitchenConfig, KitchenError};
 
+pub(crate) mod comments;
 pub(crate) mod effects;
+pub(crate) mod history;
 pub(crate) mod operations;
 pub(crate) mod rows;
 pub(crate) mod tenants;
 pub(crate) mod tickets;
+pub(crate) mod write;
 
 /// A pool on one of the two supported databases.
 #[derive(Debug, Clone)]

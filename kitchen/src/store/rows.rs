@@ -10,8 +10,13 @@ use crate::domain::effect::{AttemptKind, EffectAttempt, Trigger};
 use crate::domain::fingerprint::Fingerprint;
 use crate::domain::operation::{OperationKey, OperationRecord, OperationState, ResultSnapshot};
 use crate::domain::tenant::{Tenant, TenantId, TenantName};
+use crate::domain::change::Changes;
+use crate::domain::comment::{Comment, CommentBody, CommentId};
+use crate::domain::history::HistoryEntry;
+use crate::domain::status::TicketStatus;
+use crate::domain::tenant::TokenId;
 use crate::domain::ticket::{
-    Description, Priority, ProjectId, Ticket, TicketId, TicketStatus, Title,
+    Assignee, Description, Priority, ProjectId, Ticket, TicketId, Title, Version,
 };
 
 #[derive(sqlx::FromRow)]
@@ -123,12 +128,16 @@ pub(crate) struct TicketRow {
     status: String,
     created_at: OffsetDateTime,
     provider_ticket_id: Option<String>,
+    assignee: Option<String>,
+    version: i64,
+    updated_at: Option<OffsetDateTime>,
 }
 
 /// The columns [`TicketRow`] reads, as a literal for `concat!`.
 macro_rules! ticket_columns {
     () => {
-        "id, project_id, title, description, priority, status, created_at, provider_ticket_id"
+        "id, project_id, title, description, priority, status, created_at, provider_ticket_id, \
+         assignee, version, updated_at"
     };
 }
 pub(crate) use ticket_columns;
@@ -151,6 +160,13 @@ impl TryFrom<TicketRow> for Ticket {
                 .ok_or_else(|| corrupt("ticket status", &row.status))?,
             created_at: row.created_at,
             provider_ticket_id: row.provider_ticket_id,
+            assignee: row
+                .assignee
+                .map(Assignee::parse)
+                .transpose()
+                .map_err(|v| corrupt("ticket", v.message))?,
+            version: Version::from_stored(row.version),
+            updated_at: row.updated_at,
         })
     }
 }
@@ -174,9 +190,72 @@ impl TryFrom<TenantRow> for Tenant {
     }
 }
 
-impl EffectRow {
-    /// The stored state, as text.
-    pub(crate) fn operation_state(&self) -> &str {
-        &self.operation.state
+
+#[derive(sqlx::FromRow)]
+pub(crate) struct CommentRow {
+    id: Uuid,
+    ticket_id: Uuid,
+    body: String,
+    created_at: OffsetDateTime,
+}
+
+impl From<CommentRow> for Comment {
+    fn from(row: CommentRow) -> Self {
+        Comment {
+            id: CommentId::from_uuid(row.id),
+            ticket_id: TicketId::from_uuid(row.ticket_id),
+            body: CommentBody::from_stored(row.body),
+            created_at: row.created_at,
+        }
+    }
+}
+
+#[derive(sqlx::FromRow)]
+pub(crate) struct HistoryRow {
+    id: Uuid,
+    ticket_id: Uuid,
+    action: String,
+    operation_key: String,
+    actor_token_id: Option<Uuid>,
+    changes: String,
+    version: i64,
+    recorded_at: OffsetDateTime,
+}
+
+impl TryFrom<HistoryRow> for HistoryEntry {
+    type Error = KitchenError;
+
+    fn try_from(row: HistoryRow) -> Result<Self, Self::Error> {
+        Ok(HistoryEntry {
+            id: row.id,
+            ticket_id: TicketId::from_uuid(row.ticket_id),
+            action: Action::parse(&row.action)
+                .ok_or_else(|| corrupt("history action", &row.action))?,
+            operation_key: OperationKey::parse(row.operation_key)
+                .map_err(|e| corrupt("history operation key", e))?,
+            actor_token_id: row.actor_token_id.map(TokenId::from_uuid),
+            changes: serde_json::from_str::<Changes>(&row.changes)
+                .map_err(|e| corrupt("history changes", e))?,
+            version: Version::from_stored(row.version),
+            recorded_at: row.recorded_at,
+        })
+    }
+}
+
+#[derive(sqlx::FromRow)]
+pub(crate) struct CallerRow {
+    token_id: Uuid,
+    #[sqlx(flatten)]
+    tenant: TenantRow,
+}
+
+impl TryFrom<CallerRow> for crate::domain::tenant::Caller {
+    type Error = KitchenError;
+
+    fn try_from(row: CallerRow) -> Result<Self, Self::Error> {
+        Ok(Self {
+            tenant: row.tenant.try_into()?,
+            token: TokenId::from_uuid(row.token_id),
+        })
     }
 }

@@ -3,9 +3,9 @@
 use time::OffsetDateTime;
 
 use crate::KitchenError;
-use crate::domain::tenant::{IssuedToken, Tenant, TenantName, TokenId, token_hash};
+use crate::domain::tenant::{Caller, IssuedToken, Tenant, TenantName, TokenId, token_hash};
 
-use super::rows::TenantRow;
+use super::rows::{CallerRow, TenantRow};
 use super::{Db, on_db};
 
 /// Inserts `tenant`; `false` when its name is taken.
@@ -68,11 +68,11 @@ pub(crate) async fn insert_token(
     Ok(())
 }
 
-/// The tenant a live (unrevoked) token acts for, by the token's hash.
-pub(crate) async fn find_by_token(db: &Db, hash: &[u8]) -> Result<Option<Tenant>, KitchenError> {
+/// The caller a live (unrevoked) token authenticates, by the token's hash.
+pub(crate) async fn find_by_token(db: &Db, hash: &[u8]) -> Result<Option<Caller>, KitchenError> {
     let row = on_db!(db, pool => {
-        sqlx::query_as::<_, TenantRow>(
-            "SELECT t.id, t.name, t.created_at FROM api_tokens k \
+        sqlx::query_as::<_, CallerRow>(
+            "SELECT k.id AS token_id, t.id, t.name, t.created_at FROM api_tokens k \
              JOIN tenants t ON t.id = k.tenant_id \
              WHERE k.token_sha256 = $1 AND k.revoked_at IS NULL",
         )

@@ -1,17 +1,29 @@
-//! Ticket reads. Every query is scoped by tenant: another tenant's ticket is
-//! simply not found.
+//! Tickets. Every query is scoped by tenant: another tenant's ticket is
+//! simply not found. Reads run on the pool; writes take part in a
+//! [`WriteTx`].
 
 use crate::KitchenError;
 use crate::domain::tenant::TenantId;
 use crate::domain::ticket::{ProjectId, Ticket, TicketId};
 
 use super::rows::{TicketRow, ticket_columns};
+use super::write::{WriteTx, on_tx};
 use super::{Db, on_db};
 
 const SELECT_TICKET: &str = concat!(
     "SELECT ",
     ticket_columns!(),
     " FROM tickets WHERE tenant_id = $1 AND id = $2"
+);
+
+/// PostgreSQL: the same, holding the row until the transaction ends, so a
+/// concurrent update of the same ticket waits and then sees this one's
+/// result (its version check is then against the new version). SQLite needs
+/// no row lock: a write transaction holds the whole database.
+const SELECT_TICKET_FOR_UPDATE: &str = concat!(
+    "SELECT ",
+    ticket_columns!(),
+    " FROM tickets WHERE tenant_id = $1 AND id = $2 FOR UPDATE"
 );
 
 // Newest first by id (UUID v7 sorts by creation time); the cursor is the last
@@ -30,6 +42,37 @@ const LIST_PROJECT_TICKETS: &str = concat!(
     " FROM tickets WHERE tenant_id = $1 AND ($2 IS NULL OR id < $2) AND project_id = $4 \
      ORDER BY id DESC LIMIT $3"
 );
+
+/// Inserts a ticket, with every column a ticket has.
+pub(crate) const INSERT_TICKET: &str = "INSERT INTO tickets \
+     (id, tenant_id, project_id, title, description, priority, status, created_at, \
+     provider_ticket_id, assignee, version, updated_at) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)";
+
+/// Writes back the fields a write may change.
+const SAVE_TICKET: &str = "UPDATE tickets SET title = $3, description = $4, priority = $5, \
+     status = $6, assignee = $7, version = $8, updated_at = $9 \
+     WHERE tenant_id = $1 AND id = $2";
+
+/// Binds every parameter of [`INSERT_TICKET`], on either driver.
+macro_rules! bind_insert_ticket {
+    ($query:expr, $tenant:expr, $ticket:expr) => {
+        $query
+            .bind($ticket.id.as_uuid())
+            .bind($tenant.as_uuid())
+            .bind($ticket.project_id.as_str())
+            .bind($ticket.title.as_str())
+            .bind($ticket.description.as_ref().map(|d| d.as_str()))
+            .bind($ticket.priority.as_str())
+            .bind($ticket.status.as_str())
+            .bind($ticket.created_at)
+            .bind($ticket.provider_ticket_id.as_deref())
+            .bind($ticket.assignee.as_ref().map(|a| a.as_str()))
+            .bind($ticket.version.get())
+            .bind($ticket.updated_at)
+    };
+}
+pub(crate) use bind_insert_ticket;
 
 pub(crate) async fn find(
     db: &Db,
@@ -51,7 +94,7 @@ pub(crate) async fn list(
     db: &Db,
     tenant: TenantId,
     project: Option<&ProjectId>,
-    before: Option<TicketId>,
+    before: Option<uuid::Uuid>,
     limit: u32,
 ) -> Result<Vec<Ticket>, KitchenError> {
     let sql = if project.is_some() {
@@ -62,7 +105,7 @@ pub(crate) async fn list(
     let rows = on_db!(db, pool => {
         let query = sqlx::query_as::<_, TicketRow>(sql)
             .bind(tenant.as_uuid())
-            .bind(before.map(|id| id.as_uuid()))
+            .bind(before)
             .bind(i64::from(limit));
         match project {
             Some(project) => query.bind(project.as_str()),
@@ -72,4 +115,65 @@ pub(crate) async fn list(
         .await?
     });
     rows.into_iter().map(TryInto::try_into).collect()
+}
+
+/// Inserts `ticket` for `tenant`, in the write's transaction.
+pub(crate) async fn insert(
+    tx: &mut WriteTx,
+    tenant: TenantId,
+    ticket: &Ticket,
+) -> Result<(), KitchenError> {
+    on_tx!(tx, conn => bind_insert_ticket!(sqlx::query(INSERT_TICKET), tenant, ticket)
+        .execute(conn)
+        .await
+        .map(drop)?);
+    Ok(())
+}
+
+/// The ticket, locked for the rest of the write's transaction; `None` when
+/// the tenant has no such ticket.
+pub(crate) async fn lock(
+    tx: &mut WriteTx,
+    tenant: TenantId,
+    id: TicketId,
+) -> Result<Option<Ticket>, KitchenError> {
+    let row = match tx {
+        WriteTx::Sqlite(t) => {
+            sqlx::query_as::<_, TicketRow>(SELECT_TICKET)
+                .bind(tenant.as_uuid())
+                .bind(id.as_uuid())
+                .fetch_optional(&mut **t)
+                .await?
+        }
+        WriteTx::Postgres(t) => {
+            sqlx::query_as::<_, TicketRow>(SELECT_TICKET_FOR_UPDATE)
+                .bind(tenant.as_uuid())
+                .bind(id.as_uuid())
+                .fetch_optional(&mut **t)
+                .await?
+        }
+    };
+    row.map(TryInto::try_into).transpose()
+}
+
+/// Writes back a ticket read with [`lock`] and changed.
+pub(crate) async fn save(
+    tx: &mut WriteTx,
+    tenant: TenantId,
+    ticket: &Ticket,
+) -> Result<(), KitchenError> {
+    on_tx!(tx, conn => sqlx::query(SAVE_TICKET)
+        .bind(tenant.as_uuid())
+        .bind(ticket.id.as_uuid())
+        .bind(ticket.title.as_str())
+        .bind(ticket.description.as_ref().map(|d| d.as_str()))
+        .bind(ticket.priority.as_str())
+        .bind(ticket.status.as_str())
+        .bind(ticket.assignee.as_ref().map(|a| a.as_str()))
+        .bind(ticket.version.get())
+        .bind(ticket.updated_at)
+        .execute(conn)
+        .await
+        .map(drop)?);
+    Ok(())
 }

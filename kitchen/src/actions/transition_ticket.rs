@@ -1,0 +1,67 @@
+//! `transition_ticket`: move a ticket through the status machine.
+
+use crate::KitchenError;
+use crate::domain::action::Action;
+use crate::domain::change::Changes;
+use crate::domain::ticket::{Ticket, TicketId};
+use crate::domain::transition::{CanonicalTransitionV1, Transition, TransitionDraft};
+use crate::domain::violation::FieldViolation;
+use crate::outcome::Refusal;
+use crate::store::{self, write::WriteTx};
+use crate::write::{Applied, WriteAction, WriteContext};
+
+/// Moves a ticket to another status, if the status machine allows it from
+/// where the ticket is when the write runs.
+pub(crate) struct TransitionTicket;
+
+impl WriteAction for TransitionTicket {
+    const ACTION: Action = Action::TransitionTicket;
+    type Request = (TicketId, TransitionDraft);
+    type Command = Transition;
+    type Result = Ticket;
+    type Canonical<'c> = CanonicalTransitionV1<'c>;
+
+    fn validate((ticket_id, draft): &Self::Request) -> Result<Transition, Vec<FieldViolation>> {
+        draft.validate(*ticket_id)
+    }
+
+    fn canonical(command: &Transition) -> CanonicalTransitionV1<'_> {
+        command.canonical()
+    }
+
+    async fn apply(
+        command: &Transition,
+        tx: &mut WriteTx,
+        write: &WriteContext,
+    ) -> Result<Result<Applied<Ticket>, Refusal>, KitchenError> {
+        let Some(mut ticket) = store::tickets::lock(tx, write.tenant(), command.ticket_id).await?
+        else {
+            return Ok(Err(Refusal::TicketNotFound {
+                ticket_id: command.ticket_id,
+            }));
+        };
+        let from = ticket.status;
+        if !from.may_move_to(command.to) {
+            return Ok(Err(Refusal::TransitionNotAllowed {
+                from,
+                to: command.to,
+                allowed: from.allowed_moves(),
+            }));
+        }
+        ticket.status = command.to;
+        ticket.version = ticket.version.next();
+        ticket.updated_at = Some(write.now);
+        store::tickets::save(tx, write.tenant(), &ticket).await?;
+        let mut changes = Changes::default();
+        changes.note("status", from, command.to);
+        if let Some(reason) = &command.reason {
+            changes.added("reason", reason);
+        }
+        let entry = write.history(ticket.id, changes, ticket.version);
+        store::history::append(tx, write.tenant(), &entry).await?;
+        Ok(Ok(Applied {
+            ticket: ticket.id,
+            result: ticket,
+        }))
+    }
+}

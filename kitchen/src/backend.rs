@@ -1,0 +1,37 @@
+//! Where writes happen: the backend a kitchen runs with.
+//!
+//! A closed set, dispatched by `match`: on the local backend every action
+//! runs through the generic write path (`crate::write`); on the remote
+//! backend `create_ticket` runs through the effect ledger (`crate::remote`)
+//! and the other actions are refused until they are sent to the provider
+//! too.
+
+use crate::provider::TicketBackend;
+use crate::remote::Remote;
+use crate::store::Db;
+use crate::write::engine::Engine;
+
+/// The backend a kitchen writes through.
+#[derive(Debug, Clone)]
+pub(crate) enum Backend {
+    /// Tickets live in the kitchen's own database.
+    Local,
+    /// Tickets are made in a provider; the database keeps the effect ledger
+    /// and a local copy of each ticket made.
+    Remote(Remote),
+}
+
+impl Backend {
+    /// The backend `choice` names, on `db`.
+    pub(crate) fn new(choice: &TicketBackend, db: &Db, engine: &Engine) -> Self {
+        match choice {
+            TicketBackend::Local => Self::Local,
+            TicketBackend::Remote { provider, settings } => Self::Remote(Remote {
+                db: db.clone(),
+                provider: provider.clone(),
+                settings: settings.clone(),
+                wait_bound: engine.wait_bound,
+            }),
+        }
+    }
+}

@@ -1,0 +1,105 @@
+//! Moving a ticket through the status machine: the request as sent and the
+//! validated command.
+
+use serde::{Deserialize, Serialize};
+
+use super::status::TicketStatus;
+use super::text::refuse_nul;
+use super::ticket::{TicketId, keep, required};
+use super::violation::FieldViolation;
+
+/// Longest transition reason, in characters.
+pub const MAX_REASON_CHARS: usize = 1_000;
+
+/// A transition request's body as a caller sent it, before validation.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TransitionDraft {
+    /// Required: the status to move to.
+    pub to: Option<String>,
+    /// Optional: why, in words; kept in the ticket's history.
+    pub reason: Option<String>,
+}
+
+/// Why a ticket was moved: up to 1,000 characters.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Reason(String);
+
+impl Reason {
+    /// Parses a reason; empty means none.
+    pub fn parse(raw: impl Into<String>) -> Result<Option<Self>, FieldViolation> {
+        let raw = raw.into();
+        refuse_nul("reason", &raw)?;
+        let chars = raw.chars().count();
+        if chars > MAX_REASON_CHARS {
+            Err(FieldViolation::new(
+                "reason",
+                "too_long",
+                format!("reason must be at most {MAX_REASON_CHARS} characters; it has {chars}"),
+            ))
+        } else if raw.is_empty() {
+            Ok(None)
+        } else {
+            Ok(Some(Self(raw)))
+        }
+    }
+
+    /// The reason as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// A validated transition: what the fingerprint is computed over.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Transition {
+    /// The ticket to move.
+    pub ticket_id: TicketId,
+    /// Where to.
+    pub to: TicketStatus,
+    /// Why, if the caller said.
+    pub reason: Option<Reason>,
+}
+
+impl TransitionDraft {
+    /// Validates the body for `ticket_id` and reports every problem at once.
+    /// Whether the move is allowed depends on the ticket's status, which is
+    /// read inside the write: a refused move is a refusal, not a violation.
+    pub fn validate(&self, ticket_id: TicketId) -> Result<Transition, Vec<FieldViolation>> {
+        let mut violations = Vec::new();
+        let v = &mut violations;
+        let to = keep(
+            v,
+            required(&self.to, "to").and_then(|raw| TicketStatus::parse_field(&raw, "to")),
+        );
+        let reason = keep(v, Reason::parse(self.reason.clone().unwrap_or_default()));
+        match (to, reason) {
+            (Some(to), Some(reason)) if violations.is_empty() => Ok(Transition {
+                ticket_id,
+                to,
+                reason,
+            }),
+            _ => Err(violations),
+        }
+    }
+}
+
+/// Version 1 of a transition's canonical form, for the fingerprint.
+/// Alphabetical; never change it without a new version.
+#[derive(Serialize)]
+pub(crate) struct CanonicalTransitionV1<'a> {
+    reason: Option<&'a str>,
+    ticket_id: String,
+    to: &'static str,
+}
+
+impl Transition {
+    pub(crate) fn canonical(&self) -> CanonicalTransitionV1<'_> {
+        CanonicalTransitionV1 {
+            reason: self.reason.as_ref().map(Reason::as_str),
+            ticket_id: self.ticket_id.to_string(),
+            to: self.to.as_str(),
+        }
+    }
+}

@@ -1,0 +1,107 @@
+//! The one write transaction every action runs in: begin, claim the key,
+//! (the action's own statements), record the result, commit.
+//!
+//! Why the claim comes first and is an `INSERT … ON CONFLICT DO NOTHING`:
+//! the unique key decides who performs the operation. A concurrent attempt
+//! with the same key blocks on that index until the first commits
+//! (PostgreSQL) or cannot start before it commits (SQLite, `BEGIN
+//! IMMEDIATE`), then finds the row. Checking for the row before inserting
+//! would let two attempts both see "free".
+//!
+//! Why one transaction: the record and the effect commit together or not at
+//! all. A crash between two transactions would leave an effect without a
+//! record (the retry repeats it) or a record without an effect (the retry
+//! replays something that never happened).
+
+use std::time::Duration;
+
+use sqlx::{Postgres, Sqlite, Transaction};
+
+use crate::domain::operation::{OperationRecord, ResultSnapshot};
+use crate::domain::ticket::TicketId;
+
+use super::operations::{CLAIM, bind_claim};
+use super::{Db, WriteTransaction};
+
+/// An open write transaction on either database. Store functions that take
+/// part in a write take `&mut WriteTx`.
+pub(crate) enum WriteTx {
+    Sqlite(Transaction<'static, Sqlite>),
+    Postgres(Transaction<'static, Postgres>),
+}
+
+/// Runs `$body` with `$conn` bound to the transaction's connection,
+/// whichever database it is on.
+macro_rules! on_tx {
+    ($tx:expr, $conn:ident => $body:expr) => {
+        match $tx {
+            $crate::store::write::WriteTx::Sqlite(t) => {
+                let $conn = &mut **t;
+                $body
+            }
+            $crate::store::write::WriteTx::Postgres(t) => {
+                let $conn = &mut **t;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use on_tx;
+
+/// Records the operation's result on the claimed row.
+pub(crate) const FINISH: &str = "UPDATE operations SET ticket_id = $4, result_snapshot = $5 \
+     WHERE tenant_id = $1 AND action = $2 AND operation_key = $3";
+
+/// Begins a write transaction whose lock waits give up after `wait`.
+pub(crate) async fn begin(db: &Db, wait: Duration) -> sqlx::Result<WriteTx> {
+    Ok(match db {
+        Db::Sqlite(pool) => WriteTx::Sqlite(WriteTransaction::begin_write(pool, wait).await?),
+        Db::Postgres(pool) => WriteTx::Postgres(WriteTransaction::begin_write(pool, wait).await?),
+    })
+}
+
+/// Claims `record`'s (tenant, action, key). `true` when this transaction
+/// now owns the key; `false` when another attempt recorded it first (it has
+/// committed by the time this returns).
+pub(crate) async fn claim(tx: &mut WriteTx, record: &OperationRecord) -> sqlx::Result<bool> {
+    let inserted = on_tx!(tx, conn => bind_claim!(sqlx::query(CLAIM), record)
+        .execute(conn)
+        .await?
+        .rows_affected());
+    Ok(inserted == 1)
+}
+
+/// Records the result on the row [`claim`] inserted.
+pub(crate) async fn finish(
+    tx: &mut WriteTx,
+    record: &OperationRecord,
+    ticket: TicketId,
+    snapshot: &ResultSnapshot,
+) -> sqlx::Result<()> {
+    on_tx!(tx, conn => sqlx::query(FINISH)
+        .bind(record.tenant_id.as_uuid())
+        .bind(record.action.as_str())
+        .bind(record.key.as_str())
+        .bind(ticket.as_uuid())
+        .bind(snapshot.as_str())
+        .execute(conn)
+        .await
+        .map(drop)?);
+    Ok(())
+}
+
+/// Commits.
+pub(crate) async fn commit(tx: WriteTx) -> sqlx::Result<()> {
+    match tx {
+        WriteTx::Sqlite(t) => t.commit().await,
+        WriteTx::Postgres(t) => t.commit().await,
+    }
+}
+
+/// Rolls back: nothing of this attempt remains, and the key is free again.
+pub(crate) async fn rollback(tx: WriteTx) -> sqlx::Result<()> {
+    match tx {
+        WriteTx::Sqlite(t) => t.rollback().await,
+        WriteTx::Postgres(t) => t.rollback().await,
+    }
+}

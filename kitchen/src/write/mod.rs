@@ -1,0 +1,119 @@
+//! The one generic write path: what every retry-safe write has in common,
+//! written once.
+//!
+//! A write action is a type implementing [`WriteAction`]: its stable name,
+//! how its request is validated into a normalized command, the canonical
+//! form its fingerprint is computed over, and what it does inside the one
+//! transaction once its key is claimed. Everything else (claim, fingerprint,
+//! replay or conflict, the wait bound, in progress, a refusal leaving the
+//! key unused, the frozen result, the crash hook) is `engine.rs`, the same
+//! for every action. The actions themselves are in `crate::actions`.
+//!
+//! # Layout
+//! - this file: the trait and what an action is handed;
+//! - `engine.rs`: the path every write takes.
+
+pub(crate) mod engine;
+
+use std::future::Future;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use crate::KitchenError;
+use crate::domain::action::Action;
+use crate::domain::change::Changes;
+use crate::domain::history::HistoryEntry;
+use crate::domain::operation::OperationKey;
+use crate::domain::tenant::{Actor, TenantId};
+use crate::domain::ticket::{TicketId, Version};
+use crate::domain::violation::FieldViolation;
+use crate::outcome::Refusal;
+use crate::store::write::WriteTx;
+
+/// One retry-safe write action.
+///
+/// Implementations hold no state: the trait is a set of functions grouped
+/// by type, so a new action is a new type (see `docs/adding-an-action.md`).
+pub(crate) trait WriteAction: Send + Sync + 'static {
+    /// The stable name: part of the key's scope, stored on every record.
+    const ACTION: Action;
+
+    /// The request as a door hands it over, before validation.
+    type Request;
+    /// The validated, normalized command.
+    type Command: Send + Sync + 'static;
+    /// What the write makes; its JSON is the frozen result every replay
+    /// returns byte for byte. Add fields, never reorder or rename them.
+    type Result: Serialize + DeserializeOwned + Send + Sync + 'static;
+    /// The canonical form of a command: a struct of plain values with its
+    /// fields in alphabetical order. Its JSON is what the fingerprint hashes,
+    /// so two requests that mean the same must give equal forms.
+    type Canonical<'c>: Serialize;
+
+    /// Validates a request, reporting every problem by field. Nothing is
+    /// read or written yet.
+    fn validate(request: &Self::Request) -> Result<Self::Command, Vec<FieldViolation>>;
+
+    /// The command's canonical form.
+    fn canonical(command: &Self::Command) -> Self::Canonical<'_>;
+
+    /// Does the write, inside the transaction that claimed the key. Answers
+    /// the result and the ticket it made or acted on, or a [`Refusal`]
+    /// (then the whole transaction, claim included, is rolled back).
+    fn apply(
+        command: &Self::Command,
+        tx: &mut WriteTx,
+        write: &WriteContext,
+    ) -> impl Future<Output = Result<Result<Applied<Self::Result>, Refusal>, KitchenError>> + Send;
+}
+
+/// What an action's `apply` made.
+#[derive(Debug)]
+pub(crate) struct Applied<R> {
+    /// The result, frozen as the operation's snapshot.
+    pub(crate) result: R,
+    /// The ticket made or acted on, recorded on the operation.
+    pub(crate) ticket: TicketId,
+}
+
+/// What an action is handed besides its command.
+#[derive(Debug, Clone)]
+pub(crate) struct WriteContext {
+    /// Who is writing.
+    pub(crate) actor: Actor,
+    /// The action.
+    pub(crate) action: Action,
+    /// The caller's key.
+    pub(crate) key: OperationKey,
+    /// The write's one timestamp, cut to microseconds.
+    pub(crate) now: OffsetDateTime,
+}
+
+impl WriteContext {
+    /// The tenant everything is scoped to.
+    pub(crate) fn tenant(&self) -> TenantId {
+        self.actor.tenant
+    }
+
+    /// A history entry for this write.
+    pub(crate) fn history(
+        &self,
+        ticket: TicketId,
+        changes: Changes,
+        version: Version,
+    ) -> HistoryEntry {
+        HistoryEntry {
+            id: Uuid::now_v7(),
+            ticket_id: ticket,
+            action: self.action,
+            operation_key: self.key.clone(),
+            actor_token_id: self.actor.token,
+            changes,
+            version,
+            recorded_at: self.now,
+        }
+    }
+}

@@ -3,10 +3,11 @@
 # database's own limit, and what does a replay cost?
 #
 # For SQLite and PostgreSQL, at each concurrency, several times:
-#   ceiling  the store's own create transaction (claim + ticket insert) and
-#            replay read, with nothing around them: pgbench running the
-#            store's statements on PostgreSQL; `load ceiling` (the same
-#            statements and pragmas, in-process) on SQLite;
+#   ceiling  the store's own create transaction (claim, ticket insert,
+#            history entry, result) and replay read, with nothing around
+#            them: pgbench running the store's statements on PostgreSQL;
+#            `load ceiling` (the same transaction and pragmas, in-process) on
+#            SQLite;
 #   service  `load run` against a running `tickets serve`: create and replay,
 #            over REST and over MCP, with the server's state checked for
 #            duplicates and losses after every run.
@@ -137,6 +138,20 @@ ceiling_tenant="$(psql -qAt "$pg_url" -c "INSERT INTO tenants (id, name, created
 ceiling_key="ceiling-read-key"
 psql -q "$pg_url" -c "INSERT INTO operations (tenant_id, action, operation_key, fingerprint_version, fingerprint, state, result_snapshot, created_at, retained_until) VALUES ('$ceiling_tenant', 'create_ticket', '$ceiling_key', 1, 'x', 'succeeded', '{}', now(), now())" >/dev/null
 matrix postgres pg_ceiling
+# The ceiling must have run the store's whole create, or it measured
+# something cheaper: each of its records holds its ticket, that ticket's
+# first history entry under the same key, and a snapshot of that ticket.
+read -r made whole < <(psql -qAt -F ' ' "$pg_url" -c "
+    SELECT count(*), count(*) FILTER (WHERE
+        EXISTS (SELECT 1 FROM tickets t WHERE t.id = o.ticket_id)
+        AND EXISTS (SELECT 1 FROM ticket_history h
+                    WHERE h.ticket_id = o.ticket_id AND h.operation_key = o.operation_key)
+        AND o.result_snapshot LIKE '%' || o.ticket_id || '%')
+    FROM operations o WHERE o.tenant_id = '$ceiling_tenant' AND o.operation_key <> '$ceiling_key'")
+if [ "$made" -eq 0 ] || [ "$made" != "$whole" ]; then
+    echo "the PostgreSQL create ceiling made $made records, $whole of them whole creates" >&2
+    exit 1
+fi
 growth postgres "$pg_url"
 stop_server postgres
 

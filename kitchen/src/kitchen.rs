@@ -25,8 +25,8 @@ use crate::domain::ticket::{ProjectId, Ticket, TicketDraft, TicketId, truncate_t
 use crate::domain::transition::TransitionDraft;
 use crate::outcome::{Outcome, Refusal};
 use crate::store::{self, Db, effects::Scope};
-use crate::write::engine::Engine;
 use crate::write::WriteAction;
+use crate::write::engine::Engine;
 use crate::{KitchenConfig, KitchenError};
 
 /// The domain core. Cheap to clone: clones share one connection pool.
@@ -117,14 +117,18 @@ impl Kitchen {
             Err(violations) => return Ok(Outcome::Invalid { violations }),
         };
         match &self.backend {
-            Backend::Local => self.engine.perform::<CreateTicket>(actor, key, command).await,
+            Backend::Local => {
+                self.engine
+                    .perform::<CreateTicket>(actor, key, command)
+                    .await
+            }
             Backend::Remote(remote) => {
                 let record = self.pending_record(actor.tenant, key, &command);
                 // On its own task for the same reason as the local path:
                 // the write-ahead record, the dispatch and its settlement run
                 // to their end even if the caller goes away.
                 let remote = remote.clone();
-                tokio::spawn(async move { remote.create(record, command).await })
+                tokio::spawn(async move { remote.create(record, command, actor.token).await })
                     .await
                     .map_err(|e| KitchenError::Interrupted(e.to_string()))?
             }
@@ -329,7 +333,10 @@ impl Kitchen {
         size: PageSize,
         cursor: Option<Cursor>,
     ) -> Result<Option<CommentPage>, KitchenError> {
-        if store::tickets::find(&self.db, tenant, ticket).await?.is_none() {
+        if store::tickets::find(&self.db, tenant, ticket)
+            .await?
+            .is_none()
+        {
             return Ok(None);
         }
         let comments = store::comments::list(
@@ -362,7 +369,10 @@ impl Kitchen {
         size: PageSize,
         cursor: Option<Cursor>,
     ) -> Result<Option<HistoryPage>, KitchenError> {
-        if store::tickets::find(&self.db, tenant, ticket).await?.is_none() {
+        if store::tickets::find(&self.db, tenant, ticket)
+            .await?
+            .is_none()
+        {
             return Ok(None);
         }
         let entries = store::history::list(

@@ -67,24 +67,24 @@ pub use domain::change::{Change, Changes};
 pub use domain::comment::{
     Comment, CommentBody, CommentDraft, CommentId, CommentPage, MAX_COMMENT_CHARS, NewComment,
 };
-pub use domain::history::{HistoryEntry, HistoryPage};
-pub use domain::patch::{Setting, TicketEdit, TicketPatch, TicketUpdate};
-pub use domain::status::TicketStatus;
-pub use domain::transition::{MAX_REASON_CHARS, Reason, Transition, TransitionDraft};
 pub use domain::effect::{
-    AttemptKind, EffectAttempt, EffectLedger, ExternalRef, OperationStatus, Trigger,
+    AttemptKind, AttemptResult, EffectAttempt, EffectLedger, ExternalRef, OperationStatus, Trigger,
 };
 pub use domain::fingerprint::{FINGERPRINT_VERSION, Fingerprint};
+pub use domain::history::{HistoryEntry, HistoryPage};
 pub use domain::operation::{
     KeyError, MAX_KEY_LEN, MIN_KEY_LEN, OperationKey, OperationRecord, OperationRef,
     OperationState, ResultSnapshot,
 };
 pub use domain::page::{Cursor, PageSize, TicketPage};
+pub use domain::patch::{Setting, TicketEdit, TicketPatch, TicketUpdate};
+pub use domain::status::TicketStatus;
 pub use domain::tenant::{Actor, Caller, IssuedToken, Tenant, TenantId, TenantName, TokenId};
 pub use domain::ticket::{
     Assignee, Description, MAX_ASSIGNEE_CHARS, MAX_DESCRIPTION_CHARS, MAX_TITLE_CHARS, NewTicket,
     Priority, ProjectId, Ticket, TicketDraft, TicketId, Title, Version,
 };
+pub use domain::transition::{MAX_REASON_CHARS, Reason, Transition, TransitionDraft};
 pub use domain::violation::FieldViolation;
 pub use error::KitchenError;
 pub use kitchen::{Kitchen, TenantNameTaken};

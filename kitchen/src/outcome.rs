@@ -157,9 +157,10 @@ impl<T> Outcome<T> {
                 NotCreatedReason::Rejected(_) => true,
                 NotCreatedReason::Unavailable(_) => false,
             },
-            Self::Created(_) | Self::Replayed(_) | Self::InProgress { .. } | Self::Unknown { .. } => {
-                false
-            }
+            Self::Created(_)
+            | Self::Replayed(_)
+            | Self::InProgress { .. }
+            | Self::Unknown { .. } => false,
         }
     }
 

@@ -11,7 +11,9 @@ use sqlx::{Connection, PgConnection, Postgres, Sqlite, Transaction};
 use time::OffsetDateTime;
 
 use crate::store::{Db, WriteTransaction};
-use crate::{IssuedToken, Kitchen, KitchenConfig, OperationKey, Tenant, TenantId, TenantName};
+use crate::{
+    Action, IssuedToken, Kitchen, KitchenConfig, OperationKey, Tenant, TenantId, TenantName,
+};
 
 /// Where the PostgreSQL tests connect to create their databases.
 pub const POSTGRES_URL_VAR: &str = "TEST_POSTGRES_URL";
@@ -196,12 +198,24 @@ enum HeldTransaction {
 }
 
 impl Kitchen {
-    /// Claims `key` for `tenant` in a transaction that stays open until the
-    /// returned holder is dropped (test support).
+    /// Claims `key` of `create_ticket` for `tenant` in a transaction that
+    /// stays open until the returned holder is dropped (test support).
     pub async fn hold_key_for_test(&self, tenant: TenantId, key: &OperationKey) -> KeyHolder {
+        self.hold_action_key_for_test(tenant, Action::CreateTicket, key)
+            .await
+    }
+
+    /// Claims `key` of `action` for `tenant` in a transaction that stays
+    /// open until the returned holder is dropped (test support).
+    pub async fn hold_action_key_for_test(
+        &self,
+        tenant: TenantId,
+        action: Action,
+        key: &OperationKey,
+    ) -> KeyHolder {
         const CLAIM_ONLY: &str = "INSERT INTO operations (tenant_id, action, operation_key, \
              fingerprint_version, fingerprint, state, created_at, retained_until) \
-             VALUES ($1, 'create_ticket', $2, 1, 'held-by-test', 'succeeded', $3, $3)";
+             VALUES ($1, $4, $2, 1, 'held-by-test', 'succeeded', $3, $3)";
         let now = OffsetDateTime::now_utc();
         let wait = Duration::from_secs(30);
         macro_rules! hold {
@@ -213,6 +227,7 @@ impl Kitchen {
                     .bind(tenant.as_uuid())
                     .bind(key.as_str())
                     .bind(now)
+                    .bind(action.as_str())
                     .execute(&mut *tx)
                     .await
                     .expect("claim the key");
@@ -246,7 +261,7 @@ impl Kitchen {
         let command = draft.validate().expect("a valid draft");
         let record = self.pending_record(tenant, key, &command);
         let _ = remote
-            .write_ahead_then(record, command, false)
+            .write_ahead_then(record, command, None, false)
             .await
             .expect("write the record ahead");
     }

@@ -13,11 +13,21 @@
 //! `T`, whose fields are optional text or integers: the kitchen validates
 //! the values and reports each problem by name, the same way the REST door
 //! does (rmcp does not enforce schema limits).
+//!
+//! `null` is read as "left out", except for the arguments a tool declares in
+//! [`ToolArgs::NULL_REMOVES`] (`update_ticket`'s description and assignee),
+//! whose schema admits null and says that it removes the value.
+//!
+//! Every limit and enum in these schemas comes from the kitchen's own
+//! constants, never a retyped number.
 
 use std::borrow::Cow;
 use std::marker::PhantomData;
 
-use kitchen::{FieldViolation, TicketDraft};
+use kitchen::{
+    FieldViolation, MAX_ASSIGNEE_CHARS, MAX_COMMENT_CHARS, MAX_DESCRIPTION_CHARS, MAX_KEY_LEN,
+    MAX_REASON_CHARS, MAX_TITLE_CHARS, MIN_KEY_LEN, PageSize, TicketDraft,
+};
 use rmcp::ErrorData as McpError;
 use rmcp::handler::server::tool::schema_for_input;
 use rmcp::model::JsonObject;
@@ -27,9 +37,20 @@ use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 use crate::contract;
+use crate::results::{action_names, priority_names, status_names};
 
 /// The pattern of a project slug, as the kitchen's `ProjectId` checks it.
 const PROJECT_ID_PATTERN: &str = r"^[a-z0-9][a-z0-9_-]{0,63}$";
+
+/// A tool's argument struct.
+pub(crate) trait ToolArgs: DeserializeOwned + JsonSchema + 'static {
+    /// The arguments whose `null` is a value the tool acts on (it removes
+    /// what the argument names) rather than "left out". Their schema admits
+    /// null, and their description must say what null does (the contract
+    /// lint checks it). Their field is an `Option<Option<_>>` read with
+    /// [`present`].
+    const NULL_REMOVES: &'static [&'static str] = &[];
+}
 
 /// A tool's arguments as the caller sent them, to be read with
 /// [`Arguments::read`]. Its input schema is `T`'s, tidied (see
@@ -52,7 +73,7 @@ impl<'de, T> Deserialize<'de> for Arguments<T> {
     }
 }
 
-impl<T: JsonSchema> JsonSchema for Arguments<T> {
+impl<T: ToolArgs> JsonSchema for Arguments<T> {
     fn schema_name() -> Cow<'static, str> {
         T::schema_name()
     }
@@ -63,7 +84,7 @@ impl<T: JsonSchema> JsonSchema for Arguments<T> {
 
     fn json_schema(generator: &mut SchemaGenerator) -> Schema {
         let mut schema = T::json_schema(generator);
-        tidy_input_schema(&mut schema);
+        tidy_input_schema(&mut schema, T::NULL_REMOVES);
         schema
     }
 }
@@ -75,25 +96,31 @@ impl<T: JsonSchema> JsonSchema for Arguments<T> {
 ///   (a misspelt one must not be silently dropped, and none can name a
 ///   tenant). serde's `flatten`, which the create tools use, cannot say so
 ///   itself.
-/// - no `null` in a `type` array: an optional argument is one the caller
-///   leaves out. (An explicit `null` is still read as "omitted", because many
-///   function-calling clients send one for every optional argument; the
-///   schema just does not invite it. Otherwise an enum without `null`, like
-///   `priority`, would have a type that admits a value its enum refuses.)
+/// - no `null` in a `type` array, except for the arguments in `null_removes`:
+///   an optional argument is one the caller leaves out. (An explicit `null`
+///   is still read as "omitted", because many function-calling clients send
+///   one for every optional argument; the schema just does not invite it.
+///   Otherwise an enum without `null`, like `priority`, would have a type
+///   that admits a value its enum refuses.)
 /// - no `format` on integers: schemars' `int64`/`uint32` are not JSON Schema
 ///   formats, and validators such as Ajv warn about them on every call;
 ///   `minimum` and `maximum` say the range.
-fn tidy_input_schema(schema: &mut Schema) {
+/// - no `default: null` (which serde's `default` on a null-removes argument
+///   puts there): a client that fills in defaults would send the null, and
+///   remove what the argument names. Left out, the value is kept.
+fn tidy_input_schema(schema: &mut Schema, null_removes: &[&str]) {
     schema.insert("additionalProperties".into(), false.into());
     let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) else {
         return;
     };
-    for property in properties.values_mut() {
+    for (name, property) in properties.iter_mut() {
         let Some(property) = property.as_object_mut() else {
             continue;
         };
         if let Some(Value::Array(types)) = property.get_mut("type") {
-            types.retain(|t| t != "null");
+            if !null_removes.contains(&name.as_str()) {
+                types.retain(|t| t != "null");
+            }
             if let [single] = types.as_slice() {
                 let single = single.clone();
                 property.insert("type".into(), single);
@@ -101,6 +128,9 @@ fn tidy_input_schema(schema: &mut Schema) {
         }
         if property.get("type").is_some_and(|t| t == "integer") {
             property.remove("format");
+        }
+        if property.get("default").is_some_and(Value::is_null) {
+            property.remove("default");
         }
     }
 }
@@ -131,7 +161,7 @@ pub(crate) fn merge(
     all
 }
 
-impl<T: DeserializeOwned + JsonSchema + 'static> Arguments<T> {
+impl<T: ToolArgs> Arguments<T> {
     /// Reads the arguments. Never refuses them: unknown and wrong-typed ones
     /// become [`Read::problems`]. Fails only if `T` cannot hold a value its
     /// own schema admits, which is a bug in this crate (the tests try every
@@ -155,8 +185,8 @@ impl<T: DeserializeOwned + JsonSchema + 'static> Arguments<T> {
                 });
                 continue;
             };
-            let expected = declared.get("type").and_then(Value::as_str);
-            match admit(expected, value) {
+            let (expected, nullable) = declared_type(declared);
+            match admit(expected, nullable, value) {
                 Admitted::Omitted => {}
                 Admitted::Value(value) => {
                     kept.insert(name, value);
@@ -174,10 +204,27 @@ impl<T: DeserializeOwned + JsonSchema + 'static> Arguments<T> {
     }
 }
 
+/// The type an argument's schema declares (`string`, `integer`), and
+/// whether it also admits `null` as a value.
+fn declared_type(declared: &Value) -> (Option<&str>, bool) {
+    match declared.get("type") {
+        Some(Value::String(single)) => (Some(single), false),
+        Some(Value::Array(types)) => (
+            types
+                .iter()
+                .filter_map(Value::as_str)
+                .find(|t| *t != "null"),
+            types.iter().any(|t| t == "null"),
+        ),
+        _ => (None, false),
+    }
+}
+
 /// What [`admit`] makes of one argument.
 #[derive(Debug, PartialEq)]
 enum Admitted {
-    /// `null`: read as if the argument had been left out.
+    /// `null` where the schema does not admit it: read as if the argument
+    /// had been left out.
     Omitted,
     /// Of the declared type (a whole number normalized to an integer).
     Value(Value),
@@ -185,11 +232,13 @@ enum Admitted {
     Refused(String),
 }
 
-/// Checks `value` against the `type` its schema declares. Only the types
-/// the tools use are checked (`string`, `integer`); any other is left to
-/// serde, and the tests make sure there is none.
-fn admit(expected: Option<&str>, value: Value) -> Admitted {
+/// Checks `value` against the `type` its schema declares (`nullable`: the
+/// schema admits null as a value). Only the types the tools use are
+/// checked (`string`, `integer`); any other is left to serde, and the tests
+/// make sure there is none.
+fn admit(expected: Option<&str>, nullable: bool, value: Value) -> Admitted {
     match (expected, value) {
+        (_, Value::Null) if nullable => Admitted::Value(Value::Null),
         (_, Value::Null) => Admitted::Omitted,
         (Some("string"), value @ Value::String(_)) => Admitted::Value(value),
         (Some("integer"), Value::Number(n)) => {
@@ -243,16 +292,24 @@ fn misread<T>(error: &str) -> McpError {
     McpError::internal_error(contract::ARGUMENTS_UNREADABLE, None)
 }
 
+/// Tells "sent as null" (`Some(None)`) from "left out" (`None`, through
+/// `#[serde(default)]`), for the arguments in [`ToolArgs::NULL_REMOVES`].
+fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Option<String>>, D::Error> {
+    Option::<String>::deserialize(deserializer).map(Some)
+}
+
 /// `create_ticket` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub(crate) struct CreateTicketArgs {
     /// The operation id.
-    #[schemars(required, description = contract::OPERATION_ID_ARG, length(min = 8, max = 255))]
+    #[schemars(required, description = contract::OPERATION_ID_ARG, length(min = MIN_KEY_LEN, max = MAX_KEY_LEN))]
     pub(crate) operation_id: Option<String>,
     /// The ticket.
     #[serde(flatten)]
     pub(crate) ticket: TicketArgs,
 }
+
+impl ToolArgs for CreateTicketArgs {}
 
 /// The fields of a ticket, shared by `create_ticket` and `preview_ticket`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -260,14 +317,14 @@ pub(crate) struct TicketArgs {
     /// Project slug.
     #[schemars(required, description = contract::PROJECT_ID_ARG, regex(pattern = PROJECT_ID_PATTERN))]
     pub(crate) project_id: Option<String>,
-    /// One line, 1 to 200 characters, not blank.
-    #[schemars(required, length(min = 1, max = 200))]
+    /// One line, not blank.
+    #[schemars(required, length(min = 1, max = MAX_TITLE_CHARS))]
     pub(crate) title: Option<String>,
-    /// Longer text, up to 10,000 characters.
-    #[schemars(length(max = 10000))]
+    /// Longer text.
+    #[schemars(length(max = MAX_DESCRIPTION_CHARS))]
     pub(crate) description: Option<String>,
-    /// How urgent: low, normal (default), high or urgent.
-    #[schemars(extend("enum" = ["low", "normal", "high", "urgent"]))]
+    /// Default normal.
+    #[schemars(extend("enum" = priority_names()))]
     pub(crate) priority: Option<String>,
 }
 
@@ -290,13 +347,88 @@ pub(crate) struct PreviewTicketArgs {
     pub(crate) ticket: TicketArgs,
 }
 
+impl ToolArgs for PreviewTicketArgs {}
+
+/// `update_ticket` arguments: a merge patch of the ticket's fields.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(crate) struct UpdateTicketArgs {
+    /// The ticket.
+    #[schemars(required, description = contract::TICKET_ID_ARG)]
+    pub(crate) ticket_id: Option<String>,
+    /// New title: one line, not blank.
+    #[schemars(length(min = 1, max = MAX_TITLE_CHARS))]
+    pub(crate) title: Option<String>,
+    /// New description.
+    #[serde(default, deserialize_with = "present")]
+    #[schemars(description = contract::NEW_DESCRIPTION_ARG, length(max = MAX_DESCRIPTION_CHARS))]
+    pub(crate) description: Option<Option<String>>,
+    /// New priority.
+    #[schemars(extend("enum" = priority_names()))]
+    pub(crate) priority: Option<String>,
+    /// New assignee.
+    #[serde(default, deserialize_with = "present")]
+    #[schemars(description = contract::ASSIGNEE_ARG, length(min = 1, max = MAX_ASSIGNEE_CHARS))]
+    pub(crate) assignee: Option<Option<String>>,
+    /// The version the caller expects.
+    #[schemars(description = contract::EXPECTED_VERSION_ARG, range(min = 1))]
+    // i64, as a version is: 0, -1 or 1e12 reach the kitchen's range check.
+    pub(crate) expected_version: Option<i64>,
+    /// The operation id.
+    #[schemars(required, description = contract::OPERATION_ID_ARG, length(min = MIN_KEY_LEN, max = MAX_KEY_LEN))]
+    pub(crate) operation_id: Option<String>,
+}
+
+impl ToolArgs for UpdateTicketArgs {
+    const NULL_REMOVES: &'static [&'static str] = &["description", "assignee"];
+}
+
+/// `transition_ticket` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(crate) struct TransitionTicketArgs {
+    /// The ticket.
+    #[schemars(required, description = contract::TICKET_ID_ARG)]
+    pub(crate) ticket_id: Option<String>,
+    /// The status to move to.
+    #[schemars(required, extend("enum" = status_names()))]
+    pub(crate) to: Option<String>,
+    /// Why, kept in the ticket's history.
+    #[schemars(length(max = MAX_REASON_CHARS))]
+    pub(crate) reason: Option<String>,
+    /// The operation id.
+    #[schemars(required, description = contract::OPERATION_ID_ARG, length(min = MIN_KEY_LEN, max = MAX_KEY_LEN))]
+    pub(crate) operation_id: Option<String>,
+}
+
+impl ToolArgs for TransitionTicketArgs {}
+
+/// `add_comment` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(crate) struct AddCommentArgs {
+    /// The ticket.
+    #[schemars(required, description = contract::TICKET_ID_ARG)]
+    pub(crate) ticket_id: Option<String>,
+    /// The comment's text, not blank.
+    #[schemars(required, length(min = 1, max = MAX_COMMENT_CHARS))]
+    pub(crate) body: Option<String>,
+    /// The operation id.
+    #[schemars(required, description = contract::OPERATION_ID_ARG, length(min = MIN_KEY_LEN, max = MAX_KEY_LEN))]
+    pub(crate) operation_id: Option<String>,
+}
+
+impl ToolArgs for AddCommentArgs {}
+
 /// `get_operation_status` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub(crate) struct OperationStatusArgs {
     /// The operation id to look up.
     #[schemars(required, description = contract::OPERATION_ID_LOOKUP_ARG)]
     pub(crate) operation_id: Option<String>,
+    /// The action it was used for.
+    #[schemars(description = contract::ACTION_ARG, extend("enum" = action_names()))]
+    pub(crate) action: Option<String>,
 }
+
+impl ToolArgs for OperationStatusArgs {}
 
 /// `get_ticket` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -306,14 +438,16 @@ pub(crate) struct GetTicketArgs {
     pub(crate) ticket_id: Option<String>,
 }
 
+impl ToolArgs for GetTicketArgs {}
+
 /// `list_tickets` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub(crate) struct ListTicketsArgs {
     /// Only tickets of this project.
     #[schemars(description = contract::PROJECT_ID_ARG, regex(pattern = PROJECT_ID_PATTERN))]
     pub(crate) project_id: Option<String>,
-    /// Page size, 1 to 200 (default 50).
-    #[schemars(range(min = 1, max = 200))]
+    /// Page size.
+    #[schemars(range(min = 1, max = PageSize::MAX), extend("default" = PageSize::DEFAULT.get()))]
     // Wider than a page size can be, so that -1 or 1e12 reach the range
     // check (and its message) instead of failing as a type.
     pub(crate) limit: Option<i64>,
@@ -322,18 +456,37 @@ pub(crate) struct ListTicketsArgs {
     pub(crate) cursor: Option<String>,
 }
 
+impl ToolArgs for ListTicketsArgs {}
+
+/// `list_comments` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(crate) struct ListCommentsArgs {
+    /// The ticket.
+    #[schemars(required, description = contract::TICKET_ID_ARG)]
+    pub(crate) ticket_id: Option<String>,
+    /// Page size.
+    #[schemars(range(min = 1, max = PageSize::MAX), extend("default" = PageSize::DEFAULT.get()))]
+    // As in list_tickets: any integer reaches the range check.
+    pub(crate) limit: Option<i64>,
+    /// Where the page starts.
+    #[schemars(description = contract::CURSOR_ARG)]
+    pub(crate) cursor: Option<String>,
+}
+
+impl ToolArgs for ListCommentsArgs {}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
     use super::*;
 
-    fn read_as<T: DeserializeOwned + JsonSchema + 'static>(args: Value) -> Read<T> {
+    fn read_as<T: ToolArgs>(args: Value) -> Read<T> {
         let args: Arguments<T> = serde_json::from_value(args).expect("any object is read");
         args.read().expect("the schema and the type agree")
     }
 
-    fn problems<T: DeserializeOwned + JsonSchema + 'static>(args: Value) -> Vec<(String, String)> {
+    fn problems<T: ToolArgs>(args: Value) -> Vec<(String, String)> {
         read_as::<T>(args)
             .problems
             .into_iter()
@@ -490,15 +643,19 @@ mod tests {
     /// otherwise `read` would fail where it must answer `invalid`.
     #[test]
     fn every_type_holds_what_its_schema_admits() {
-        fn holds<T: DeserializeOwned + JsonSchema + 'static>() {
+        fn holds<T: ToolArgs>() {
             let schema = schema_for_input::<Arguments<T>>().expect("an object schema");
             let properties = schema["properties"].as_object().expect("properties");
             for (name, property) in properties {
-                let samples = match property["type"].as_str() {
+                let (declared, nullable) = declared_type(property);
+                let mut samples = match declared {
                     Some("string") => vec![json!(""), json!("ops")],
                     Some("integer") => vec![json!(-1), json!(1e12), json!(u64::MAX)],
                     other => panic!("{name}: type {other:?} is not checked by `admit`"),
                 };
+                if nullable {
+                    samples.push(Value::Null);
+                }
                 for sample in samples {
                     let read = read_as::<T>(json!({ name.as_str(): sample }));
                     assert!(read.problems.is_empty(), "{name}: {sample}");
@@ -507,9 +664,49 @@ mod tests {
         }
         holds::<CreateTicketArgs>();
         holds::<PreviewTicketArgs>();
+        holds::<UpdateTicketArgs>();
+        holds::<TransitionTicketArgs>();
+        holds::<AddCommentArgs>();
         holds::<OperationStatusArgs>();
         holds::<GetTicketArgs>();
         holds::<ListTicketsArgs>();
+        holds::<ListCommentsArgs>();
+    }
+
+    /// `update_ticket` tells a null description or assignee (remove it) from
+    /// one left out (keep it); a null title or priority, whose schema does
+    /// not admit null, is read as left out, as on every other tool.
+    #[test]
+    fn null_removes_only_where_the_schema_says_so() {
+        let read = read_as::<UpdateTicketArgs>(json!({
+            "description": null, "assignee": null, "title": null, "priority": null
+        }));
+        assert!(read.problems.is_empty());
+        assert_eq!(read.args.description, Some(None));
+        assert_eq!(read.args.assignee, Some(None));
+        assert_eq!(read.args.title, None);
+        assert_eq!(read.args.priority, None);
+
+        let read = read_as::<UpdateTicketArgs>(json!({"assignee": "Ada"}));
+        assert_eq!(read.args.assignee, Some(Some("Ada".into())));
+        assert_eq!(read.args.description, None, "left out: kept");
+
+        let read = read_as::<UpdateTicketArgs>(json!({"assignee": 5}));
+        assert_eq!(read.problems[0].code, "wrong_type");
+        assert!(
+            read.problems[0]
+                .message
+                .starts_with("assignee must be a string; got a number"),
+            "{}",
+            read.problems[0].message
+        );
+
+        let schema = schema_for_input::<Arguments<UpdateTicketArgs>>().expect("schema");
+        assert_eq!(
+            schema["properties"]["description"]["type"],
+            json!(["string", "null"])
+        );
+        assert_eq!(schema["properties"]["title"]["type"], "string");
     }
 
     #[test]
@@ -520,10 +717,11 @@ mod tests {
         assert_eq!(
             schema["properties"]["limit"],
             json!({
-                "description": "Page size, 1 to 200 (default 50).",
+                "description": "Page size.",
                 "type": "integer",
                 "minimum": 1,
-                "maximum": 200
+                "maximum": PageSize::MAX,
+                "default": PageSize::DEFAULT.get()
             })
         );
         assert_eq!(

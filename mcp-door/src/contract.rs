@@ -11,6 +11,9 @@
 //! It is not hashed (it is not part of `tools/list`); the response snapshots
 //! pin it.
 
+use std::borrow::Cow;
+
+use kitchen::{Action, MAX_KEY_LEN, MIN_KEY_LEN, OperationState, TicketStatus, Version};
 use rmcp::model::Tool;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -64,92 +67,236 @@ fn write_canonical(value: &Value, out: &mut String) {
 
 /// `create_ticket`.
 pub const CREATE_TICKET: &str = "Create one ticket. operation_id makes retries safe: invent a fresh \
-unique value (a UUID) for each new ticket you intend, and reuse the same value with the same \
-arguments when retrying after an error, timeout or lost reply; the retry returns the original \
-ticket instead of making a second one. If unsure whether a ticket was created, call \
-get_operation_status first.";
+UUID for each new ticket you intend, and reuse it with the same arguments when retrying after an \
+error, timeout or lost reply; the retry returns the original ticket instead of making a second one. \
+If unsure whether a ticket was created, call get_operation_status first.";
+
+/// `update_ticket`.
+pub const UPDATE_TICKET: &str = "Change a ticket's title, description, priority or assignee; \
+arguments left out are kept. With expected_version, the change is refused if the ticket changed \
+since you read it. operation_id works as in create_ticket: a retry returns the first result and \
+changes nothing again.";
+
+/// `transition_ticket`.
+pub const TRANSITION_TICKET: &str = "Move a ticket to another status. Only some moves are \
+allowed; a refused move lists allowed_moves. operation_id works as in create_ticket: a retry \
+returns the first result and moves nothing again.";
+
+/// `add_comment`.
+pub const ADD_COMMENT: &str = "Add a comment to a ticket. operation_id works as in create_ticket: \
+a retry returns the original comment instead of adding a second one.";
 
 /// `get_operation_status`.
-pub const GET_OPERATION_STATUS: &str = "Find out what happened to a create_ticket call, by its \
-operation_id. Returns the ticket if it was created. If nothing was recorded under that \
-operation_id, that call created nothing and calling create_ticket again with the same operation_id \
-and arguments is safe. When create_ticket answered status unknown, this checks with the ticket \
-provider.";
+pub const GET_OPERATION_STATUS: &str = "Find out what happened to a write call, by its \
+operation_id and the tool it was sent to. Returns the result if it happened. If nothing was \
+recorded, that call changed nothing and repeating it with the same operation_id and arguments is \
+safe. After create_ticket answered status unknown, this checks with the ticket provider.";
 
 /// `preview_ticket`.
 pub const PREVIEW_TICKET: &str = "Check a ticket without creating it: validates the arguments and \
 shows what create_ticket would make. Creates nothing and uses no operation_id.";
 
 /// `get_ticket`.
-pub const GET_TICKET: &str = "Read one ticket by its id.";
+pub const GET_TICKET: &str = "Read one ticket by its id, with its current version.";
 
 /// `list_tickets`.
 pub const LIST_TICKETS: &str =
     "List tickets, newest first, a page at a time, optionally of one project.";
 
-/// The `operation_id` argument.
-pub const OPERATION_ID_ARG: &str = "Invented by you: a fresh UUID for each new ticket you intend, \
-sent unchanged on every retry of it. 8 to 255 printable ASCII characters, no spaces.";
+/// `list_comments`.
+pub const LIST_COMMENTS: &str = "List a ticket's comments, oldest first, a page at a time.";
+
+/// The `operation_id` argument of every write.
+pub const OPERATION_ID_ARG: &str =
+    "Invented by you: a fresh UUID per intended effect, reused unchanged on every retry of it.";
 
 /// The `operation_id` argument of `get_operation_status`.
-pub const OPERATION_ID_LOOKUP_ARG: &str = "Taken from the create_ticket call you want to check: the \
-operation_id you invented for it.";
+pub const OPERATION_ID_LOOKUP_ARG: &str =
+    "Taken from the call you want to check: the operation_id you invented for it.";
+
+/// The `action` argument of `get_operation_status`.
+pub const ACTION_ARG: &str = "The tool that call was sent to (default create_ticket).";
 
 /// The `project_id` argument.
-pub const PROJECT_ID_ARG: &str = "Project slug such as billing-api (lowercase letters, digits, '-', \
-'_'). Taken from the user's request or from an earlier ticket's project_id.";
+pub const PROJECT_ID_ARG: &str =
+    "Project slug such as billing-api. Taken from the user's request or an earlier ticket.";
 
 /// The `ticket_id` argument.
-pub const TICKET_ID_ARG: &str = "Taken from an earlier result: the id of a ticket returned by \
-create_ticket, get_operation_status or list_tickets.";
+pub const TICKET_ID_ARG: &str = "Taken from a create_ticket or list_tickets result.";
 
 /// The `cursor` argument.
-pub const CURSOR_ARG: &str = "Taken from next_cursor of the previous list_tickets result; omit for \
-the first page.";
+pub const CURSOR_ARG: &str =
+    "Taken from next_cursor of the previous page; omit for the first page.";
+
+/// The `expected_version` argument of `update_ticket`.
+pub const EXPECTED_VERSION_ARG: &str =
+    "The ticket's version when you read it; omit to change any version.";
+
+/// The `description` argument of `update_ticket`.
+pub const NEW_DESCRIPTION_ARG: &str = "Longer text; null removes it.";
+
+/// The `assignee` argument of `update_ticket`.
+pub const ASSIGNEE_ARG: &str = "Who works on it; null unassigns.";
 
 /// How the server introduces itself to a model.
-pub const INSTRUCTIONS: &str = "Retry-safe tickets. Every create_ticket call carries an operation_id \
-you invent (a UUID) for the ticket you intend. After an error, timeout or lost reply, retry with the \
-same operation_id and arguments: you get the original ticket back, never a duplicate. When unsure \
-whether a ticket was created, call get_operation_status.";
+pub const INSTRUCTIONS: &str = "Retry-safe tickets. Every write (create_ticket, update_ticket, \
+transition_ticket, add_comment) carries an operation_id you invent (a UUID) for the effect you \
+intend. After an error, timeout or lost reply, retry with the same operation_id and arguments: you \
+get the original result back, never a duplicate. When unsure whether a write happened, call \
+get_operation_status.";
 
 // What results say. Every `next_step` is one sentence that names the safe
 // move first.
 
-/// `create_ticket` answered `created`.
-pub(crate) const CREATED: &str = "Done. If you retry this call, keep the same operation_id and \
-arguments; for another ticket, invent a new operation_id.";
+/// What an action does, in the words of its results.
+struct Effect {
+    /// What one call of it makes: "ticket", "change", "comment".
+    thing: &'static str,
+    /// The participle for it: "created", "made", "added".
+    made: &'static str,
+    /// What a call that did not happen did: "created nothing", …
+    did_nothing: &'static str,
+    /// The sentence start for it: "Nothing was created", …
+    nothing: &'static str,
+}
 
-/// `create_ticket` answered `replayed`.
-pub(crate) const REPLAYED: &str = "This operation_id had already created this ticket; nothing new \
-was created. For a different ticket, invent a new operation_id.";
+fn effect(action: Action) -> Effect {
+    match action {
+        Action::CreateTicket => Effect {
+            thing: "ticket",
+            made: "created",
+            did_nothing: "created nothing",
+            nothing: "Nothing was created",
+        },
+        Action::UpdateTicket | Action::TransitionTicket => Effect {
+            thing: "change",
+            made: "made",
+            did_nothing: "changed nothing",
+            nothing: "Nothing was changed",
+        },
+        Action::AddComment => Effect {
+            thing: "comment",
+            made: "added",
+            did_nothing: "added nothing",
+            nothing: "Nothing was added",
+        },
+    }
+}
 
-/// `create_ticket` answered `conflict`. A model that retried with reworded
-/// arguments meant the same ticket, so the way back to it comes first, and
-/// a new operation_id only for a ticket that is genuinely different:
-/// leading with "invent a new operation_id" is the one step that makes the
-/// duplicate the service exists to prevent.
-pub(crate) fn conflict(ticket_id: Option<&str>) -> String {
-    let original = match ticket_id {
-        Some(id) => format!("it already exists (ticket_id {id}): read it"),
-        None => "it was already requested with this operation_id: check it".into(),
-    };
+/// A write answered `created` (for the ticket writes: `updated`).
+pub(crate) fn done(action: Action) -> String {
+    let thing = effect(action).thing;
     format!(
-        "If you meant the same ticket, {original} with get_operation_status using this same \
-         operation_id; only for a genuinely different ticket invent a new operation_id (this call \
-         created nothing: its arguments differ from the first call with this operation_id)."
+        "Done. If you retry this call, keep the same operation_id and arguments; for another \
+         {thing}, invent a new operation_id."
     )
 }
 
-/// `create_ticket` answered `invalid`.
-pub(crate) const INVALID_CREATE: &str = "Nothing was created and the operation_id was not used: \
-correct the arguments listed in errors and call again (keeping the same operation_id, if it was \
-valid).";
+/// A write answered `replayed`.
+pub(crate) fn replayed(action: Action) -> Cow<'static, str> {
+    match action {
+        Action::CreateTicket => "This operation_id had already created this ticket; nothing new \
+            was created. For a different ticket, invent a new operation_id."
+            .into(),
+        Action::UpdateTicket | Action::TransitionTicket => "This operation_id had already made \
+            this change; nothing was changed again. The ticket shown is as that change left it \
+            (read it with get_ticket for how it is now). For a different change, invent a new \
+            operation_id."
+            .into(),
+        Action::AddComment => "This operation_id had already added this comment; nothing new was \
+            added. For a different comment, invent a new operation_id."
+            .into(),
+    }
+}
 
-/// `create_ticket` answered `in_progress`.
-pub(crate) const IN_PROGRESS: &str = "Another call with this operation_id is still running and \
-nothing was created by this one: call again with the same operation_id and arguments after \
-retry_after_seconds.";
+/// A write answered `conflict`. A model that retried with reworded
+/// arguments meant the same effect, so the way back to it comes first, and
+/// a new operation_id only for an effect that is genuinely different:
+/// leading with "invent a new operation_id" is the one step that makes the
+/// duplicate the service exists to prevent.
+pub(crate) fn conflict(action: Action, ticket_id: Option<&str>) -> String {
+    let Effect {
+        thing,
+        made,
+        did_nothing,
+        ..
+    } = effect(action);
+    let original = match (action, ticket_id) {
+        (Action::CreateTicket, Some(id)) => {
+            format!("it already exists (ticket_id {id}): read it")
+        }
+        (_, Some(id)) => format!("it was already {made} (ticket_id {id}): check it"),
+        (_, None) => "it was already requested with this operation_id: check it".into(),
+    };
+    let lookup = match action {
+        Action::CreateTicket => "get_operation_status".to_owned(),
+        other => format!("get_operation_status (action {other})"),
+    };
+    format!(
+        "If you meant the same {thing}, {original} with {lookup} using this same operation_id; \
+         only for a genuinely different {thing} invent a new operation_id (this call {did_nothing}: \
+         its arguments differ from the first call with this operation_id)."
+    )
+}
+
+/// A write answered `invalid`.
+pub(crate) fn invalid(action: Action) -> String {
+    let nothing = effect(action).nothing;
+    format!(
+        "{nothing} and the operation_id was not used: correct the arguments listed in errors and \
+         call again (keeping the same operation_id, if it was valid)."
+    )
+}
+
+/// A write answered `in_progress`.
+pub(crate) fn in_progress(action: Action) -> String {
+    let did_nothing = effect(action).did_nothing;
+    format!(
+        "Another call with this operation_id is still running and this one {did_nothing}: call \
+         again with the same operation_id and arguments after retry_after_seconds."
+    )
+}
+
+/// A write named a ticket the caller does not have (or an id that is no
+/// ticket id): the same answer either way, revealing nothing.
+pub(crate) fn ticket_not_found(action: Action) -> String {
+    let nothing = effect(action).nothing;
+    format!(
+        "No ticket has this ticket_id. {nothing} and the operation_id was not used: take ticket \
+         ids from create_ticket or list_tickets results, and call again."
+    )
+}
+
+/// `update_ticket` with an `expected_version` the ticket has moved on from.
+pub(crate) fn version_mismatch(expected: Version, current: Version) -> String {
+    format!(
+        "Nothing was changed and the operation_id was not used: the ticket is at version \
+         {current}, not {expected}. Read it with get_ticket, decide whether your change still \
+         applies, and if so call again with expected_version {current}."
+    )
+}
+
+/// `transition_ticket` to a status the ticket cannot move to from its own.
+pub(crate) fn transition_not_allowed(from: TicketStatus, allowed: &[TicketStatus]) -> String {
+    let allowed = allowed
+        .iter()
+        .map(|s| s.as_str())
+        .collect::<Vec<_>>()
+        .join(" or ");
+    format!(
+        "Nothing was changed and the operation_id was not used: the ticket is {from} and can only \
+         move to {allowed}. Call again with one of allowed_moves, if that is what you mean.",
+        from = from.as_str()
+    )
+}
+
+/// A write this deployment does not do (its tickets live in a provider).
+pub(crate) fn not_on_this_backend(action: Action) -> String {
+    format!(
+        "This service keeps its tickets in an external ticket provider, where {action} is not \
+         available: nothing was done, and retrying will not help."
+    )
+}
 
 /// `create_ticket` answered `not_created`: the provider refused the ticket.
 pub(crate) const NOT_CREATED_REJECTED: &str = "Nothing was created: the ticket provider refused \
@@ -167,55 +314,89 @@ reconciled with the ticket provider. After retry_after_seconds, call create_tick
 same operation_id and arguments, or call get_operation_status with it; do not invent a new \
 operation_id for this ticket (it could create a duplicate).";
 
-/// The field error of a create without an operation_id.
-pub(crate) const OPERATION_ID_REQUIRED: &str = "operation_id is required: invent a fresh UUID for \
-this ticket and reuse it on every retry";
+/// The field error of a write without an operation_id.
+pub(crate) fn operation_id_required(action: Action) -> String {
+    let thing = effect(action).thing;
+    format!(
+        "operation_id is required: invent a fresh UUID for this {thing} and reuse it on every \
+         retry"
+    )
+}
 
-/// `get_operation_status`: `succeeded`.
-pub(crate) const STATUS_SUCCEEDED: &str = "The ticket was created; do not create it again. \
-Retrying create_ticket with this operation_id and the same arguments returns this ticket.";
-
-/// `get_operation_status`: `in_progress`.
-pub(crate) const STATUS_IN_PROGRESS: &str = "The ticket is being sent to the ticket provider: \
-check again shortly, or retry create_ticket with the same operation_id and arguments; do not \
-invent a new operation_id for this ticket.";
-
-/// `get_operation_status`: `unknown`.
-pub(crate) const STATUS_UNKNOWN: &str = "Whether the ticket was created is not known yet; it is \
-being reconciled with the ticket provider. Retry create_ticket with the same operation_id and \
-arguments, or check again shortly; never invent a new operation_id for this ticket (it could \
-create a duplicate).";
-
-/// `get_operation_status`: `failed_before_effect`.
-pub(crate) const STATUS_FAILED_BEFORE_EFFECT: &str = "Nothing was created and this operation_id is \
-not used up: call create_ticket again with the same operation_id (if detail says the provider \
-refused the ticket, correct the arguments first).";
-
-/// `get_operation_status`: `not_found`. Only "nothing under this id": a
-/// mistyped or made-up id finds nothing either, which says nothing about
-/// the call the model meant.
-pub(crate) const STATUS_NOT_FOUND: &str = "Nothing was recorded under this operation_id: if it is \
-exactly the one you sent to create_ticket, that call created nothing, and calling create_ticket \
-again with the same operation_id and arguments is safe.";
+/// What `get_operation_status` says for a record in `state` (`None`:
+/// nothing recorded) under `action`.
+pub(crate) fn status_next_step(action: Action, state: Option<OperationState>) -> String {
+    let Effect {
+        thing,
+        made,
+        did_nothing,
+        nothing,
+    } = effect(action);
+    match state {
+        Some(OperationState::Succeeded) => match action {
+            Action::CreateTicket => "The ticket was created; do not create it again. Retrying \
+                create_ticket with this operation_id and the same arguments returns this ticket."
+                .into(),
+            other => format!(
+                "The {thing} was {made}; do not repeat it. Retrying {other} with this \
+                 operation_id and the same arguments returns this result."
+            ),
+        },
+        Some(OperationState::InProgress) => format!(
+            "The {thing} is being sent to the ticket provider: check again shortly, or retry \
+             {action} with the same operation_id and arguments; do not invent a new operation_id \
+             for this {thing}."
+        ),
+        Some(OperationState::Unknown) => format!(
+            "Whether the {thing} was {made} is not known yet; it is being reconciled with the \
+             ticket provider. Retry {action} with the same operation_id and arguments, or check \
+             again shortly; never invent a new operation_id for this {thing} (it could create a \
+             duplicate)."
+        ),
+        Some(OperationState::FailedBeforeEffect) => format!(
+            "{nothing} and this operation_id is not used up: call {action} again with the same \
+             operation_id (if detail says the provider refused the {thing}, correct the arguments \
+             first)."
+        ),
+        // Only "nothing under this id": a mistyped or made-up id finds
+        // nothing either, which says nothing about the call the model meant.
+        None => format!(
+            "Nothing was recorded under this operation_id: if it is exactly the one you sent to \
+             {action}, that call {did_nothing}, and calling {action} again with the same \
+             operation_id and arguments is safe."
+        ),
+    }
+}
 
 /// The field error of `get_operation_status` without an operation_id.
 pub(crate) const STATUS_OPERATION_ID_REQUIRED: &str =
-    "operation_id is required: the one you gave the create_ticket call you want to check";
+    "operation_id is required: the one you gave the call you want to check";
 
 /// `get_operation_status` without an operation_id.
 pub(crate) const STATUS_MISSING: &str =
-    "Pass the operation_id of the create_ticket call you want to check.";
+    "Pass the operation_id (and action) of the call you want to check.";
 
 /// The field error of `get_operation_status` with a string that cannot be
-/// a key. No retry advice: create_ticket would refuse this id too.
-pub(crate) const NOT_AN_OPERATION_ID: &str = "This is not a valid operation_id (those are 8 to 255 \
-printable ASCII characters without spaces, such as 0193a4f2-7c1e-7b8a-9f00-4c2d1e5b6a79), so \
-nothing can have been recorded under it.";
+/// a key. No retry advice: every write would refuse this id too.
+pub(crate) fn not_an_operation_id() -> String {
+    format!(
+        "This is not a valid operation_id (those are {MIN_KEY_LEN} to {MAX_KEY_LEN} printable \
+         ASCII characters without spaces, such as 0193a4f2-7c1e-7b8a-9f00-4c2d1e5b6a79), so \
+         nothing can have been recorded under it."
+    )
+}
 
 /// `get_operation_status` with a string that cannot be a key.
 pub(crate) const STATUS_NOT_AN_OPERATION_ID: &str = "Nothing can have been recorded under an \
-invalid operation_id: pass the exact operation_id you gave the create_ticket call you want to \
-check.";
+invalid operation_id: pass the exact operation_id you gave the call you want to check.";
+
+/// The field error of `get_operation_status` with an action that is none.
+pub(crate) fn unknown_action(raw: &str) -> String {
+    format!(
+        "action must be the name of a write tool, one of {}; got {raw:?}",
+        Action::names()
+    )
+}
 
 /// `preview_ticket`: valid.
 pub(crate) const PREVIEW_VALID: &str = "To create it, call create_ticket with these arguments and \
@@ -225,11 +406,11 @@ a new operation_id you invent (a UUID).";
 pub(crate) const PREVIEW_INVALID: &str =
     "Correct the arguments listed in errors, then preview or create again.";
 
-/// `get_ticket` found nothing.
+/// `get_ticket` or `list_comments` found no such ticket.
 pub(crate) const TICKET_NOT_FOUND: &str = "No ticket has this id; take ticket ids from \
 create_ticket, get_operation_status or list_tickets results.";
 
-/// The field error of `get_ticket` without a ticket_id.
+/// The field error of a missing ticket_id.
 pub(crate) const TICKET_ID_REQUIRED: &str = "ticket_id is required: take it from a create_ticket, \
 get_operation_status or list_tickets result";
 
@@ -237,9 +418,9 @@ get_operation_status or list_tickets result";
 pub(crate) const READ_INVALID: &str = "Correct the arguments listed in errors and call again.";
 
 /// An infrastructure failure (a JSON-RPC internal error).
-pub(crate) const INTERNAL: &str = "The server failed and logged why; whether a ticket was created \
-is unknown. Call get_operation_status with the same operation_id, or retry create_ticket with the \
-same operation_id and arguments.";
+pub(crate) const INTERNAL: &str = "The server failed and logged why; whether a write took effect \
+is unknown. Call get_operation_status with the same operation_id and action, or retry the write \
+with the same operation_id and arguments.";
 
 /// Arguments that passed their schema but could not be read: a bug, before
 /// anything was done with them.

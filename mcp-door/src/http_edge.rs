@@ -170,8 +170,9 @@ async fn answer(inner: Rmcp, limits: McpLimits, request: Request<Body>) -> Respo
         REQUEST_TIMEOUT,
         &format!(
             "The server stopped waiting after {} s. Whether a write happened is unknown: call \
-             get_operation_status with the same operation_id, or retry the same call with the \
-             same operation_id and arguments (it will not be done twice).",
+             get_operation_status with the same operation_id and the tool's name as action, or \
+             retry the same call with the same operation_id and arguments (it will not be done \
+             twice).",
             limits.request_timeout.as_secs()
         ),
     )
@@ -420,8 +421,8 @@ fn explain(status: StatusCode, said: &str, checked: bool) -> (StatusCode, i64, S
             status,
             TRANSPORT_REFUSED,
             "The server failed and logged why. Whether a write happened is unknown: call \
-             get_operation_status with the same operation_id, or retry the same call with the \
-             same operation_id and arguments."
+             get_operation_status with the same operation_id and the tool's name as action, or \
+             retry the same call with the same operation_id and arguments."
                 .into(),
         ),
         _ => (status, TRANSPORT_REFUSED, said.to_owned()),

@@ -1,19 +1,21 @@
 //! The MCP door: the ticket service as tools for agents.
 //!
 //! MCP has no protocol-level idempotency key, and a JSON-RPC id changes on
-//! every attempt, so the key lives in the tool contract: `create_ticket`
+//! every attempt, so the key lives in the tool contract: every write tool
 //! takes an `operation_id` the agent invents and reuses on retry, and its
 //! description teaches exactly that. `idempotentHint: true` is only true
 //! because the kitchen enforces it. The door translates; it decides nothing
 //! and writes no SQL. It shares the REST door's key namespace: both call the
-//! kitchen's `create_ticket` action.
+//! kitchen's actions, one namespace per action.
 //!
 //! # Layout
 //!
-//! - [`TicketTools`] (`tools`): the rmcp server handler with five tools
-//!   (`create_ticket`, `get_operation_status`, `preview_ticket`,
-//!   `get_ticket`, `list_tickets`).
-//! - `outcomes`: the one outcome translation (what a create's outcome
+//! - [`TicketTools`] (`tools`): the rmcp server handler with nine tools:
+//!   four writes (`create_ticket`, `update_ticket`, `transition_ticket`,
+//!   `add_comment`), each with an `operation_id`, and five reads
+//!   (`get_operation_status`, `preview_ticket`, `get_ticket`,
+//!   `list_tickets`, `list_comments`).
+//! - `outcomes`: the one outcome translation (what a write's outcome
 //!   becomes as a tool result) and the builders of tool results and errors.
 //! - [`http_endpoint`]: Streamable HTTP, stateless (any instance answers any
 //!   call), for mounting at `/mcp` behind the bearer-token middleware; its
@@ -27,7 +29,7 @@
 
 use std::sync::Arc;
 
-use kitchen::{Kitchen, Tenant};
+use kitchen::{Caller, Kitchen};
 use rmcp::ServiceExt;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -67,7 +69,7 @@ impl Default for McpHttpConfig {
 
 /// The `/mcp` endpoint: the Streamable HTTP service behind its JSON-RPC
 /// edge (body limit, message checks, timeout, refusals in JSON-RPC; see
-/// [`http_edge`]). The tenant must be in the request's extensions (put
+/// [`http_edge`]). The caller must be in the request's extensions (put
 /// there by the auth middleware).
 pub fn http_endpoint(
     kitchen: Kitchen,
@@ -106,21 +108,22 @@ fn http_service(
     )
 }
 
-/// Serves the tools over stdin/stdout for `tenant` until the client closes
-/// the stream. Logs must go to stderr: stdout carries the protocol.
+/// Serves the tools over stdin/stdout for `caller` (its tenant, and its
+/// token in the history of its writes) until the client closes the stream.
+/// Logs must go to stderr: stdout carries the protocol.
 pub async fn serve_stdio(
     kitchen: Kitchen,
-    tenant: Tenant,
+    caller: Caller,
     metrics: Metrics,
 ) -> std::io::Result<()> {
-    serve_stream(kitchen, tenant, metrics, rmcp::transport::stdio()).await
+    serve_stream(kitchen, caller, metrics, rmcp::transport::stdio()).await
 }
 
-/// Serves the tools for `tenant` over any byte stream pair (stdio in
+/// Serves the tools for `caller` over any byte stream pair (stdio in
 /// production, an in-memory pipe in tests) until the client closes it.
 pub async fn serve_stream<R, W>(
     kitchen: Kitchen,
-    tenant: Tenant,
+    caller: Caller,
     metrics: Metrics,
     (read, write): (R, W),
 ) -> std::io::Result<()>
@@ -128,7 +131,7 @@ where
     R: tokio::io::AsyncRead + Send + Unpin + 'static,
     W: tokio::io::AsyncWrite + Send + Unpin + 'static,
 {
-    let service = TicketTools::new(kitchen, TenantSource::Fixed(tenant), metrics)
+    let service = TicketTools::new(kitchen, TenantSource::Fixed(caller), metrics)
         .serve((read, write))
         .await
         .map_err(std::io::Error::other)?;

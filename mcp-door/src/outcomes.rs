@@ -1,98 +1,320 @@
 //! The one translation of kitchen outcomes into tool results: what a
-//! create's [`Outcome`] becomes (status, `next_step`, error flag, retry
+//! write's [`Outcome`] becomes (status, `next_step`, error flag, retry
 //! advice), and the small builders every tool answers with. The MCP
 //! counterpart of the REST door's `error.rs`.
+//!
+//! Two policies are not decided here but taken from the kitchen, so that
+//! both doors agree: whether an outcome is a tool error
+//! ([`Outcome::is_caller_mistake`]) and how long to wait before a retry
+//! ([`Outcome::retry_after`]).
 
-use kitchen::{FieldViolation, KitchenError, NotCreatedReason, OperationKey, Outcome};
+use kitchen::{
+    Action, Comment, FieldViolation, KitchenError, NotCreatedReason, OperationKey, Outcome,
+    Refusal, Ticket,
+};
 use rmcp::ErrorData as McpError;
 use rmcp::model::CallToolResult;
 use serde::Serialize;
 
 use crate::contract;
-use crate::results::{CreateTicketResult, FieldError, OriginalOperation, TicketOut, ToolProblem};
+use crate::results::{
+    CommentOut, CommentWriteResult, CreateTicketResult, FieldError, OriginalOperation, TicketOut,
+    TicketWriteResult, ToolProblem,
+};
 
-/// The one translation of a create's outcome into a tool result.
-pub(crate) fn create_result(key: &OperationKey, outcome: Outcome) -> CallToolResult {
-    let base = |status: &str, next_step: &str| CreateTicketResult {
-        status: status.into(),
-        operation_id: Some(key.as_str().into()),
-        ticket: None,
+/// What one write's outcome says, whatever the write made (`T`): the one
+/// outcome table, read by each write tool's result builder below.
+struct Said<T> {
+    /// The result's `status`.
+    status: &'static str,
+    /// What the write made, when it happened (now or before).
+    made: Option<T>,
+    /// For `invalid`.
+    errors: Option<Vec<FieldError>>,
+    /// For `conflict`.
+    original_operation: Option<OriginalOperation>,
+    /// For `not_created` and `unknown` (create only).
+    reason: Option<String>,
+    /// The refusal, for the fields only the ticket writes show.
+    refusal: Option<Refusal>,
+    /// From the kitchen's policy.
+    retry_after_seconds: Option<u64>,
+    /// What to do next.
+    next_step: String,
+    /// From the kitchen's policy: the caller must change something first.
+    is_error: bool,
+}
+
+/// The one table: every outcome of every write action, in words.
+fn said<T>(action: Action, outcome: Outcome<T>) -> Said<T> {
+    // The kitchen's policies, read before the outcome is taken apart.
+    let retry_after_seconds = outcome.retry_after().map(|d| d.as_secs().max(1));
+    let is_error = outcome.is_caller_mistake();
+    let base = |status: &'static str, next_step: String| Said {
+        status,
+        made: None,
         errors: None,
         original_operation: None,
         reason: None,
-        retry_after_seconds: None,
-        next_step: next_step.into(),
+        refusal: None,
+        retry_after_seconds,
+        next_step,
+        is_error,
+    };
+    // The success status of each action: a ticket write changes a ticket.
+    let done = match action {
+        Action::CreateTicket | Action::AddComment => "created",
+        Action::UpdateTicket | Action::TransitionTicket => "updated",
     };
     match outcome {
-        Outcome::Created(receipt) => structured(&CreateTicketResult {
-            ticket: Some(TicketOut::from(&receipt.ticket)),
-            ..base("created", contract::CREATED)
-        }),
-        Outcome::Replayed(receipt) => structured(&CreateTicketResult {
-            ticket: Some(TicketOut::from(&receipt.ticket)),
-            ..base("replayed", contract::REPLAYED)
-        }),
+        Outcome::Created(receipt) => Said {
+            made: Some(receipt.result),
+            ..base(done, contract::done(action))
+        },
+        Outcome::Replayed(receipt) => Said {
+            made: Some(receipt.result),
+            ..base("replayed", contract::replayed(action).into_owned())
+        },
         Outcome::Conflict { original } => {
             let original = OriginalOperation::from(&original);
-            let next_step = contract::conflict(original.ticket_id.as_deref());
-            structured_error(&CreateTicketResult {
+            let next_step = contract::conflict(action, original.ticket_id.as_deref());
+            Said {
                 original_operation: Some(original),
-                ..base("conflict", &next_step)
-            })
+                ..base("conflict", next_step)
+            }
         }
-        Outcome::Invalid { violations } => invalid_create(Some(key.as_str().into()), violations),
-        Outcome::InProgress { retry_after } => structured(&CreateTicketResult {
-            retry_after_seconds: Some(retry_after.as_secs().max(1)),
-            ..base("in_progress", contract::IN_PROGRESS)
-        }),
+        Outcome::Invalid { violations } => Said {
+            errors: Some(violations.into_iter().map(FieldError::from).collect()),
+            ..base("invalid", contract::invalid(action))
+        },
+        Outcome::Refused(refusal) => {
+            let (status, next_step) = match &refusal {
+                Refusal::TicketNotFound { ticket_id: _ } => {
+                    ("not_found", contract::ticket_not_found(action))
+                }
+                Refusal::VersionMismatch { expected, current } => (
+                    "version_mismatch",
+                    contract::version_mismatch(*expected, *current),
+                ),
+                Refusal::TransitionNotAllowed {
+                    from,
+                    to: _,
+                    allowed,
+                } => (
+                    "transition_not_allowed",
+                    contract::transition_not_allowed(*from, allowed),
+                ),
+                Refusal::NotOnThisBackend { action } => (
+                    "not_on_this_backend",
+                    contract::not_on_this_backend(*action),
+                ),
+            };
+            Said {
+                refusal: Some(refusal),
+                ..base(status, next_step)
+            }
+        }
+        Outcome::InProgress { retry_after: _ } => {
+            base("in_progress", contract::in_progress(action))
+        }
         Outcome::NotCreated {
             operation: _,
             reason,
         } => {
-            let (retry_after_seconds, next_step) = match &reason {
-                NotCreatedReason::Rejected(_) => (None, contract::NOT_CREATED_REJECTED),
-                NotCreatedReason::Unavailable(_) => (
-                    Some(PROVIDER_RETRY_AFTER_SECONDS),
-                    contract::NOT_CREATED_UNAVAILABLE,
-                ),
+            let next_step = match &reason {
+                NotCreatedReason::Rejected(_) => contract::NOT_CREATED_REJECTED,
+                NotCreatedReason::Unavailable(_) => contract::NOT_CREATED_UNAVAILABLE,
             };
-            structured_error(&CreateTicketResult {
+            Said {
                 reason: Some(reason.detail().into()),
-                retry_after_seconds,
-                ..base("not_created", next_step)
-            })
+                ..base("not_created", next_step.into())
+            }
         }
         Outcome::Unknown {
             operation: _,
             reason,
-        } => structured(&CreateTicketResult {
+        } => Said {
             reason: Some(reason),
-            retry_after_seconds: Some(PROVIDER_RETRY_AFTER_SECONDS),
-            ..base("unknown", contract::UNKNOWN)
+            ..base("unknown", contract::UNKNOWN.into())
+        },
+    }
+}
+
+/// A statement that a write answered with a status its tool does not
+/// publish: the kitchen and this door disagree on what an action can
+/// answer. Logged, and answered opaquely.
+fn unpublished(action: Action, status: &str) -> McpError {
+    tracing::error!(
+        action = action.as_str(),
+        status,
+        "a write answered a status its tool does not publish"
+    );
+    McpError::internal_error(contract::INTERNAL, None)
+}
+
+/// The kind of contract failure an outcome is, for the metrics: the
+/// caller broke the operation_id contract or sent invalid arguments. A
+/// refusal (no such ticket, another version, a move not allowed) is not a
+/// broken contract; it is counted by its outcome name.
+pub(crate) fn contract_failure<T>(outcome: &Outcome<T>) -> Option<&'static str> {
+    match outcome {
+        Outcome::Conflict { .. } => Some("idempotency_key_reused"),
+        Outcome::Invalid { .. } => Some("validation_failed"),
+        Outcome::Created(_)
+        | Outcome::Replayed(_)
+        | Outcome::Refused(_)
+        | Outcome::InProgress { .. }
+        | Outcome::NotCreated { .. }
+        | Outcome::Unknown { .. } => None,
+    }
+}
+
+/// The tool result of a create. A create is never refused: the kitchen has
+/// no ticket to refuse it for.
+pub(crate) fn create_result(
+    key: &OperationKey,
+    outcome: Outcome,
+) -> Result<CallToolResult, McpError> {
+    let said = said(Action::CreateTicket, outcome);
+    if said.refusal.is_some() {
+        return Err(unpublished(Action::CreateTicket, said.status));
+    }
+    Ok(answer(
+        said.is_error,
+        &CreateTicketResult {
+            status: said.status.into(),
+            operation_id: Some(key.as_str().into()),
+            ticket: said.made.as_ref().map(TicketOut::from),
+            errors: said.errors,
+            original_operation: said.original_operation,
+            reason: said.reason,
+            retry_after_seconds: said.retry_after_seconds,
+            next_step: said.next_step,
+        },
+    ))
+}
+
+/// The tool result of `update_ticket` or `transition_ticket`. Only a create
+/// can be made in a provider, so `not_created` and `unknown` are not theirs.
+pub(crate) fn ticket_write_result(
+    action: Action,
+    key: &OperationKey,
+    outcome: Outcome<Ticket>,
+) -> Result<CallToolResult, McpError> {
+    let said = said(action, outcome);
+    if said.reason.is_some() {
+        return Err(unpublished(action, said.status));
+    }
+    let (current_version, current_status, allowed_moves) = match &said.refusal {
+        Some(Refusal::VersionMismatch {
+            expected: _,
+            current,
+        }) => (Some(current.get()), None, None),
+        Some(Refusal::TransitionNotAllowed {
+            from,
+            to: _,
+            allowed,
+        }) => (
+            None,
+            Some(from.as_str().into()),
+            Some(allowed.iter().map(|s| s.as_str().into()).collect()),
+        ),
+        Some(Refusal::TicketNotFound { .. } | Refusal::NotOnThisBackend { .. }) | None => {
+            (None, None, None)
+        }
+    };
+    Ok(answer(
+        said.is_error,
+        &TicketWriteResult {
+            status: said.status.into(),
+            operation_id: Some(key.as_str().into()),
+            ticket: said.made.as_ref().map(TicketOut::from),
+            errors: said.errors,
+            original_operation: said.original_operation,
+            current_version,
+            current_status,
+            allowed_moves,
+            retry_after_seconds: said.retry_after_seconds,
+            next_step: said.next_step,
+        },
+    ))
+}
+
+/// The tool result of `add_comment`.
+pub(crate) fn comment_write_result(
+    key: &OperationKey,
+    outcome: Outcome<Comment>,
+) -> Result<CallToolResult, McpError> {
+    let said = said(Action::AddComment, outcome);
+    // A comment write is refused only for its ticket or its backend; the
+    // version and status refusals belong to the ticket writes.
+    let foreign_refusal = matches!(
+        said.refusal,
+        Some(Refusal::VersionMismatch { .. } | Refusal::TransitionNotAllowed { .. })
+    );
+    if said.reason.is_some() || foreign_refusal {
+        return Err(unpublished(Action::AddComment, said.status));
+    }
+    Ok(answer(
+        said.is_error,
+        &CommentWriteResult {
+            status: said.status.into(),
+            operation_id: Some(key.as_str().into()),
+            comment: said.made.as_ref().map(CommentOut::from),
+            errors: said.errors,
+            original_operation: said.original_operation,
+            retry_after_seconds: said.retry_after_seconds,
+            next_step: said.next_step,
+        },
+    ))
+}
+
+/// The `invalid` answer of a write whose arguments the door refused before
+/// the kitchen saw them (so the key was not touched), in the result shape
+/// of `action`'s tool. `operation_id` is the caller's, as sent, if any.
+pub(crate) fn invalid_write(
+    action: Action,
+    operation_id: Option<String>,
+    violations: Vec<FieldViolation>,
+) -> CallToolResult {
+    let errors = Some(violations.into_iter().map(FieldError::from).collect());
+    let next_step = contract::invalid(action);
+    match action {
+        Action::CreateTicket => structured_error(&CreateTicketResult {
+            status: "invalid".into(),
+            operation_id,
+            ticket: None,
+            errors,
+            original_operation: None,
+            reason: None,
+            retry_after_seconds: None,
+            next_step,
+        }),
+        Action::UpdateTicket | Action::TransitionTicket => structured_error(&TicketWriteResult {
+            status: "invalid".into(),
+            operation_id,
+            ticket: None,
+            errors,
+            original_operation: None,
+            current_version: None,
+            current_status: None,
+            allowed_moves: None,
+            retry_after_seconds: None,
+            next_step,
+        }),
+        Action::AddComment => structured_error(&CommentWriteResult {
+            status: "invalid".into(),
+            operation_id,
+            comment: None,
+            errors,
+            original_operation: None,
+            retry_after_seconds: None,
+            next_step,
         }),
     }
 }
 
-/// Seconds to wait before retrying when the provider is unreachable or its
-/// answer was lost: time for the service to reconcile.
-const PROVIDER_RETRY_AFTER_SECONDS: u64 = 2;
-
-pub(crate) fn invalid_create(
-    operation_id: Option<String>,
-    violations: Vec<FieldViolation>,
-) -> CallToolResult {
-    structured_error(&CreateTicketResult {
-        status: "invalid".into(),
-        operation_id,
-        ticket: None,
-        errors: Some(violations.into_iter().map(FieldError::from).collect()),
-        original_operation: None,
-        reason: None,
-        retry_after_seconds: None,
-        next_step: contract::INVALID_CREATE.into(),
-    })
-}
-
+/// A read tool's problem (`invalid`, `not_found`) as a tool error.
 pub(crate) fn problem(
     error: &str,
     violations: Vec<FieldViolation>,
@@ -103,6 +325,15 @@ pub(crate) fn problem(
         errors: violations.into_iter().map(FieldError::from).collect(),
         next_step: next_step.into(),
     })
+}
+
+/// `value` as a tool result: a tool error when `is_error`.
+fn answer<T: Serialize>(is_error: bool, value: &T) -> CallToolResult {
+    if is_error {
+        structured_error(value)
+    } else {
+        structured(value)
+    }
 }
 
 pub(crate) fn structured<T: Serialize>(value: &T) -> CallToolResult {
@@ -129,7 +360,7 @@ pub(crate) fn unexpected(error: KitchenError) -> McpError {
 
 #[cfg(test)]
 mod tests {
-    use kitchen::{Action, OperationRef};
+    use kitchen::{OperationRef, TicketStatus, UNKNOWN_RETRY_AFTER, Version};
     use rmcp::handler::server::tool::schema_for_output;
     use serde_json::Value;
 
@@ -150,6 +381,14 @@ mod tests {
         }
     }
 
+    fn create(outcome: Outcome) -> CallToolResult {
+        create_result(&key(), outcome).expect("a create's outcome is published")
+    }
+
+    fn update(outcome: Outcome) -> CallToolResult {
+        ticket_write_result(Action::UpdateTicket, &key(), outcome).expect("published")
+    }
+
     fn content(result: &CallToolResult) -> &Value {
         result
             .structured_content
@@ -163,21 +402,21 @@ mod tests {
 
     #[test]
     fn an_unknown_outcome_is_not_an_error_and_keeps_the_operation_id() {
-        let result = create_result(
-            &key(),
-            Outcome::Unknown {
-                operation: operation(),
-                reason: "The provider's answer was lost.".into(),
-            },
-        );
+        let result = create(Outcome::Unknown {
+            operation: operation(),
+            reason: "The provider's answer was lost.".into(),
+        });
         assert_ne!(result.is_error, Some(true));
         let body = content(&result);
         assert_eq!(body["status"], "unknown");
         assert_eq!(body["operation_id"], KEY);
         assert_eq!(body["ticket"], Value::Null);
         assert_eq!(body["reason"], "The provider's answer was lost.");
-        let wait = body["retry_after_seconds"].as_u64().expect("a wait");
-        assert!((1..=2).contains(&wait), "{wait}");
+        assert_eq!(
+            body["retry_after_seconds"],
+            UNKNOWN_RETRY_AFTER.as_secs(),
+            "the kitchen's wait"
+        );
         let step = next_step(&result);
         assert!(step.contains("same operation_id"), "{step}");
         assert!(step.contains("get_operation_status"), "{step}");
@@ -186,13 +425,10 @@ mod tests {
 
     #[test]
     fn a_refused_ticket_is_an_error_that_keeps_the_operation_id() {
-        let result = create_result(
-            &key(),
-            Outcome::NotCreated {
-                operation: operation(),
-                reason: NotCreatedReason::Rejected("title: too short".into()),
-            },
-        );
+        let result = create(Outcome::NotCreated {
+            operation: operation(),
+            reason: NotCreatedReason::Rejected("title: too short".into()),
+        });
         assert_eq!(result.is_error, Some(true));
         let body = content(&result);
         assert_eq!(body["status"], "not_created");
@@ -206,16 +442,15 @@ mod tests {
         assert!(step.contains("same operation_id"), "{step}");
     }
 
+    /// Not the caller's mistake (the kitchen says so): a plain retry later
+    /// with the same key is the answer, so not a tool error.
     #[test]
-    fn an_unreachable_provider_is_an_error_that_says_retry_later() {
-        let result = create_result(
-            &key(),
-            Outcome::NotCreated {
-                operation: operation(),
-                reason: NotCreatedReason::Unavailable("connection refused".into()),
-            },
-        );
-        assert_eq!(result.is_error, Some(true));
+    fn an_unreachable_provider_is_not_an_error_and_says_retry_later() {
+        let result = create(Outcome::NotCreated {
+            operation: operation(),
+            reason: NotCreatedReason::Unavailable("connection refused".into()),
+        });
+        assert_ne!(result.is_error, Some(true));
         let body = content(&result);
         assert_eq!(body["status"], "not_created");
         assert_eq!(body["operation_id"], KEY);
@@ -234,7 +469,7 @@ mod tests {
             resource: Some(TICKET.parse().expect("a ticket id")),
             ..operation()
         };
-        let result = create_result(&key(), Outcome::Conflict { original: made });
+        let result = create(Outcome::Conflict { original: made });
         assert_eq!(result.is_error, Some(true));
         let body = content(&result);
         assert_eq!(body["status"], "conflict");
@@ -253,12 +488,9 @@ mod tests {
         );
 
         // Not made yet (a provider's ticket still in flight): no id to give.
-        let result = create_result(
-            &key(),
-            Outcome::Conflict {
-                original: operation(),
-            },
-        );
+        let result = create(Outcome::Conflict {
+            original: operation(),
+        });
         let body = content(&result);
         assert_eq!(
             body["original_operation"],
@@ -292,6 +524,127 @@ mod tests {
                     .is_some_and(|s| s.contains(&status.into())),
                 "{status} in {statuses}"
             );
+        }
+    }
+
+    #[test]
+    fn a_version_mismatch_is_an_error_with_the_current_version() {
+        let result = update(Outcome::Refused(Refusal::VersionMismatch {
+            expected: Version::parse(2, "expected_version").expect("a version"),
+            current: Version::parse(3, "expected_version").expect("a version"),
+        }));
+        assert_eq!(result.is_error, Some(true));
+        let body = content(&result);
+        assert_eq!(body["status"], "version_mismatch");
+        assert_eq!(body["current_version"], 3);
+        assert_eq!(body["ticket"], Value::Null);
+        assert!(body.get("retry_after_seconds").is_none(), "{body}");
+        let step = next_step(&result);
+        assert!(step.contains("get_ticket"), "{step}");
+        assert!(step.contains("expected_version 3"), "{step}");
+        assert!(step.contains("operation_id was not used"), "{step}");
+    }
+
+    #[test]
+    fn a_move_not_allowed_lists_the_allowed_moves() {
+        let result = ticket_write_result(
+            Action::TransitionTicket,
+            &key(),
+            Outcome::Refused(Refusal::TransitionNotAllowed {
+                from: TicketStatus::Open,
+                to: TicketStatus::Closed,
+                allowed: TicketStatus::Open.allowed_moves(),
+            }),
+        )
+        .expect("published");
+        assert_eq!(result.is_error, Some(true));
+        let body = content(&result);
+        assert_eq!(body["status"], "transition_not_allowed");
+        assert_eq!(body["current_status"], "open");
+        assert_eq!(body["allowed_moves"], serde_json::json!(["in_progress"]));
+        assert!(body.get("retry_after_seconds").is_none(), "{body}");
+        assert!(next_step(&result).contains("in_progress"));
+    }
+
+    #[test]
+    fn every_write_refused_for_its_ticket_answers_not_found() {
+        let gone = || Refusal::TicketNotFound {
+            ticket_id: "0193a4f2-7c1e-7b8a-9f00-4c2d1e5b6a7a"
+                .parse()
+                .expect("an id"),
+        };
+        let answers = [
+            update(Outcome::Refused(gone())),
+            ticket_write_result(Action::TransitionTicket, &key(), Outcome::Refused(gone()))
+                .expect("published"),
+            comment_write_result(&key(), Outcome::Refused(gone())).expect("published"),
+        ];
+        for result in answers {
+            assert_eq!(result.is_error, Some(true));
+            let body = content(&result);
+            assert_eq!(body["status"], "not_found");
+            assert_eq!(body["operation_id"], KEY);
+            let step = next_step(&result);
+            assert!(step.starts_with("No ticket has this ticket_id."), "{step}");
+            assert!(step.contains("list_tickets"), "{step}");
+        }
+    }
+
+    /// The statuses a tool publishes are the ones it can answer: what it
+    /// cannot (a provider's outcome for a ticket write, a refusal of a
+    /// create) is an internal error, never an answer outside its schema.
+    #[test]
+    fn an_outcome_a_tool_does_not_publish_is_an_internal_error() {
+        let lost = Outcome::Unknown {
+            operation: operation(),
+            reason: "lost".into(),
+        };
+        assert!(ticket_write_result(Action::UpdateTicket, &key(), lost).is_err());
+        let refused = Outcome::Refused(Refusal::NotOnThisBackend {
+            action: Action::CreateTicket,
+        });
+        assert!(create_result(&key(), refused).is_err());
+        let mismatch = Outcome::<Comment>::Refused(Refusal::VersionMismatch {
+            expected: Version::FIRST,
+            current: Version::FIRST,
+        });
+        assert!(comment_write_result(&key(), mismatch).is_err());
+    }
+
+    #[test]
+    fn every_status_a_write_answers_is_in_its_output_schema() {
+        fn statuses<T: schemars::JsonSchema + 'static>() -> Vec<Value> {
+            let schema = serde_json::to_value(schema_for_output::<T>().as_ref()).expect("a schema");
+            schema["properties"]["status"]["enum"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        }
+        let ticket_writes = statuses::<TicketWriteResult>();
+        let comments = statuses::<CommentWriteResult>();
+        for status in [
+            "updated",
+            "replayed",
+            "conflict",
+            "invalid",
+            "not_found",
+            "version_mismatch",
+            "transition_not_allowed",
+            "in_progress",
+            "not_on_this_backend",
+        ] {
+            assert!(ticket_writes.contains(&status.into()), "{status}");
+        }
+        for status in [
+            "created",
+            "replayed",
+            "conflict",
+            "invalid",
+            "not_found",
+            "in_progress",
+            "not_on_this_backend",
+        ] {
+            assert!(comments.contains(&status.into()), "{status}");
         }
     }
 }

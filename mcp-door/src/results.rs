@@ -1,8 +1,8 @@
 //! Tool results: structured content, described by each tool's output schema.
 
 use kitchen::{
-    EffectAttempt, EffectLedger, FieldViolation, OperationRef, OperationState, OperationStatus,
-    Ticket, rfc3339,
+    Action, Comment, EffectAttempt, EffectLedger, FieldViolation, OperationRef, OperationState,
+    OperationStatus, Priority, Ticket, TicketStatus, rfc3339,
 };
 use schemars::{JsonSchema, Schema};
 use serde::Serialize;
@@ -16,6 +16,21 @@ fn plain_integer(schema: &mut Schema) {
     schema.remove("format");
 }
 
+/// The names of every priority, for the schemas' enums.
+pub(crate) fn priority_names() -> Vec<&'static str> {
+    Priority::ALL.map(Priority::as_str).to_vec()
+}
+
+/// The names of every status, for the schemas' enums.
+pub(crate) fn status_names() -> Vec<&'static str> {
+    TicketStatus::ALL.map(TicketStatus::as_str).to_vec()
+}
+
+/// The names of every write action, for the schemas' enums.
+pub(crate) fn action_names() -> Vec<&'static str> {
+    Action::ALL.map(Action::as_str).to_vec()
+}
+
 /// A ticket as tools show it.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct TicketOut {
@@ -27,12 +42,21 @@ pub struct TicketOut {
     pub title: String,
     /// Longer text, or null.
     pub description: Option<String>,
-    /// low, normal, high or urgent.
+    /// How urgent.
+    #[schemars(extend("enum" = priority_names()))]
     pub priority: String,
-    /// open.
+    /// Where it is in its life.
+    #[schemars(extend("enum" = status_names()))]
     pub status: String,
+    /// Who works on it, or null.
+    pub assignee: Option<String>,
+    /// 1 at creation, +1 for every change: pass it as expected_version.
+    #[schemars(transform = plain_integer)]
+    pub version: i64,
     /// When it was created (RFC 3339).
     pub created_at: String,
+    /// When it last changed (RFC 3339), or null if it never did.
+    pub updated_at: Option<String>,
 }
 
 impl From<&Ticket> for TicketOut {
@@ -44,7 +68,34 @@ impl From<&Ticket> for TicketOut {
             description: t.description.as_ref().map(|d| d.as_str().into()),
             priority: t.priority.as_str().into(),
             status: t.status.as_str().into(),
+            assignee: t.assignee.as_ref().map(|a| a.as_str().into()),
+            version: t.version.get(),
             created_at: rfc3339(t.created_at),
+            updated_at: t.updated_at.map(rfc3339),
+        }
+    }
+}
+
+/// A comment as tools show it.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct CommentOut {
+    /// The comment's id (a UUID).
+    pub id: String,
+    /// The ticket it is on.
+    pub ticket_id: String,
+    /// The text.
+    pub body: String,
+    /// When it was added (RFC 3339).
+    pub created_at: String,
+}
+
+impl From<&Comment> for CommentOut {
+    fn from(c: &Comment) -> Self {
+        Self {
+            id: c.id.to_string(),
+            ticket_id: c.ticket_id.to_string(),
+            body: c.body.as_str().into(),
+            created_at: rfc3339(c.created_at),
         }
     }
 }
@@ -109,12 +160,12 @@ pub struct CreateTicketResult {
 // what the caller does not already have (the key is its own), so that a
 // caller that lost the first answer can find its ticket. (The doc comment
 // below is the output schema's description, read by models.)
-/// The first use of this operation_id: when, and the ticket it made.
+/// The first use of this operation_id: when, and the ticket it concerned.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct OriginalOperation {
     /// When this operation_id was first used (RFC 3339).
     pub first_used_at: String,
-    /// The ticket it created, once it created one.
+    /// The ticket it created, changed or commented on, once it did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ticket_id: Option<String>,
 }
@@ -128,11 +179,88 @@ impl From<&OperationRef> for OriginalOperation {
     }
 }
 
+/// What `update_ticket` and `transition_ticket` answer.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct TicketWriteResult {
+    /// updated, replayed, conflict, invalid, not_found, version_mismatch (update_ticket),
+    /// transition_not_allowed (transition_ticket), in_progress or not_on_this_backend.
+    #[schemars(extend("enum" = [
+        "updated",
+        "replayed",
+        "conflict",
+        "invalid",
+        "not_found",
+        "version_mismatch",
+        "transition_not_allowed",
+        "in_progress",
+        "not_on_this_backend"
+    ]))]
+    pub status: String,
+    /// The operation_id of this call.
+    pub operation_id: Option<String>,
+    /// The ticket as this change left it, when updated or replayed (it may have changed since).
+    pub ticket: Option<TicketOut>,
+    /// For invalid: each argument and why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub errors: Option<Vec<FieldError>>,
+    /// For conflict: what this operation_id already did (never its arguments).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub original_operation: Option<OriginalOperation>,
+    /// For version_mismatch: the ticket's version now.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = plain_integer)]
+    pub current_version: Option<i64>,
+    /// For transition_not_allowed: the ticket's status now.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub current_status: Option<String>,
+    /// For transition_not_allowed: the statuses it may move to from current_status.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub allowed_moves: Option<Vec<String>>,
+    /// For in_progress: seconds to wait before retrying.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = plain_integer)]
+    pub retry_after_seconds: Option<u64>,
+    /// What to do next, in one sentence.
+    pub next_step: String,
+}
+
+/// What `add_comment` answers.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct CommentWriteResult {
+    /// created, replayed, conflict, invalid, not_found, in_progress or not_on_this_backend.
+    #[schemars(extend("enum" = [
+        "created",
+        "replayed",
+        "conflict",
+        "invalid",
+        "not_found",
+        "in_progress",
+        "not_on_this_backend"
+    ]))]
+    pub status: String,
+    /// The operation_id of this call.
+    pub operation_id: Option<String>,
+    /// The comment, when created or replayed.
+    pub comment: Option<CommentOut>,
+    /// For invalid: each argument and why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub errors: Option<Vec<FieldError>>,
+    /// For conflict: what this operation_id already did (never its arguments).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub original_operation: Option<OriginalOperation>,
+    /// For in_progress: seconds to wait before retrying.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = plain_integer)]
+    pub retry_after_seconds: Option<u64>,
+    /// What to do next, in one sentence.
+    pub next_step: String,
+}
+
 /// What `get_operation_status` answers.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct OperationStatusResult {
-    /// succeeded (the ticket exists), in_progress (being sent to the ticket provider), unknown
-    /// (being reconciled with the provider), failed_before_effect (nothing was created) or
+    /// succeeded (it happened), in_progress (being sent to the ticket provider), unknown
+    /// (being reconciled with the provider), failed_before_effect (nothing happened) or
     /// not_found (nothing recorded under this operation_id).
     #[schemars(extend("enum" = [
         "succeeded",
@@ -142,14 +270,20 @@ pub struct OperationStatusResult {
         "not_found"
     ]))]
     pub state: String,
+    /// The tool the operation_id was looked up for.
+    #[schemars(extend("enum" = action_names()))]
+    pub action: String,
     /// The operation_id looked up.
     pub operation_id: String,
-    /// The ticket, when succeeded.
+    /// When succeeded: the ticket as the call left it (null for add_comment).
     pub ticket: Option<TicketOut>,
+    /// For add_comment, when succeeded: the comment.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub comment: Option<CommentOut>,
     /// Until when the record is kept (RFC 3339).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retained_until: Option<String>,
-    /// Whether calling create_ticket again with this operation_id and the same arguments is safe.
+    /// Whether calling the same tool again with this operation_id and the same arguments is safe.
     pub retry_safe: bool,
     /// For a ticket made in a provider: why nothing was created, or why the outcome is unknown.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -180,7 +314,7 @@ pub struct Reconciliation {
 impl From<&EffectAttempt> for Reconciliation {
     fn from(a: &EffectAttempt) -> Self {
         Self {
-            result: a.result.clone(),
+            result: a.result.map(|r| r.as_str().into()),
             at: rfc3339(a.started_at),
             trigger: a.trigger.as_str().into(),
         }
@@ -205,36 +339,48 @@ impl<'a> From<&'a EffectLedger> for EffectSummary<'a> {
     }
 }
 
+/// What a recorded operation made, as its status shows it.
+#[derive(Debug, Clone)]
+pub(crate) enum Made {
+    /// A ticket (create, update, transition).
+    Ticket(TicketOut),
+    /// A comment (add_comment).
+    Comment(CommentOut),
+}
+
 impl OperationStatusResult {
-    /// The status of a recorded operation; `ticket` is its result, if any.
-    pub fn recorded(status: &OperationStatus, ticket: Option<TicketOut>) -> Self {
+    /// The status of a recorded operation; `made` is its result, if any.
+    pub(crate) fn recorded(status: &OperationStatus, made: Option<Made>) -> Self {
         let record = &status.record;
         Self::in_state(
             record.state,
+            record.action,
             record.key.as_str().into(),
             Some(rfc3339(record.retained_until)),
-            ticket,
+            made,
             status.effect.as_ref().map(EffectSummary::from),
         )
     }
 
     pub(crate) fn in_state(
         state: OperationState,
+        action: Action,
         operation_id: String,
         retained_until: Option<String>,
-        ticket: Option<TicketOut>,
+        made: Option<Made>,
         effect: Option<EffectSummary<'_>>,
     ) -> Self {
-        let next_step = match state {
-            OperationState::Succeeded => contract::STATUS_SUCCEEDED,
-            OperationState::InProgress => contract::STATUS_IN_PROGRESS,
-            OperationState::Unknown => contract::STATUS_UNKNOWN,
-            OperationState::FailedBeforeEffect => contract::STATUS_FAILED_BEFORE_EFFECT,
+        let (ticket, comment) = match made {
+            Some(Made::Ticket(ticket)) => (Some(ticket), None),
+            Some(Made::Comment(comment)) => (None, Some(comment)),
+            None => (None, None),
         };
         Self {
             state: state.as_str().into(),
+            action: action.as_str().into(),
             operation_id,
             ticket,
+            comment,
             retained_until,
             retry_safe: true,
             detail: effect.as_ref().and_then(|e| e.detail).map(Into::into),
@@ -245,22 +391,24 @@ impl OperationStatusResult {
                 .as_ref()
                 .and_then(|e| e.last_reconciliation)
                 .map(Reconciliation::from),
-            next_step: next_step.into(),
+            next_step: contract::status_next_step(action, Some(state)),
         }
     }
 
-    /// The status of a key nothing was recorded for.
-    pub fn not_found(operation_id: String) -> Self {
+    /// The status of a key nothing was recorded for under `action`.
+    pub(crate) fn not_found(action: Action, operation_id: String) -> Self {
         Self {
             state: "not_found".into(),
+            action: action.as_str().into(),
             operation_id,
             ticket: None,
+            comment: None,
             retained_until: None,
             retry_safe: true,
             detail: None,
             attempts: None,
             last_reconciliation: None,
-            next_step: contract::STATUS_NOT_FOUND.into(),
+            next_step: contract::status_next_step(action, None),
         }
     }
 }
@@ -307,7 +455,16 @@ pub struct TicketListResult {
     pub next_cursor: Option<String>,
 }
 
-/// A tool error that is not about a create: what went wrong and what to do.
+/// What `list_comments` answers.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct CommentListResult {
+    /// The comments, oldest first.
+    pub comments: Vec<CommentOut>,
+    /// Pass as cursor for the next page; null on the last page.
+    pub next_cursor: Option<String>,
+}
+
+/// A tool error that is not about a write: what went wrong and what to do.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ToolProblem {
     /// Stable reason, e.g. not_found or invalid.
@@ -321,7 +478,7 @@ pub struct ToolProblem {
 
 #[cfg(test)]
 mod tests {
-    use kitchen::{AttemptKind, Trigger};
+    use kitchen::{AttemptKind, AttemptResult, Trigger};
     use serde_json::{Value, json};
     use time::OffsetDateTime;
 
@@ -329,14 +486,19 @@ mod tests {
 
     const KEY: &str = "0193a4f2-7c1e-7b8a-9f00-4c2d1e5b6a79";
 
-    fn attempt(number: i32, kind: AttemptKind, trigger: Trigger, result: &str) -> EffectAttempt {
+    fn attempt(
+        number: i32,
+        kind: AttemptKind,
+        trigger: Trigger,
+        result: AttemptResult,
+    ) -> EffectAttempt {
         EffectAttempt {
             number,
             kind,
             trigger,
             started_at: OffsetDateTime::UNIX_EPOCH + time::Duration::seconds(number.into()),
             finished_at: None,
-            result: Some(result.into()),
+            result: Some(result),
             detail: None,
         }
     }
@@ -344,6 +506,7 @@ mod tests {
     fn status(state: OperationState, effect: Option<EffectSummary<'_>>) -> Value {
         let result = OperationStatusResult::in_state(
             state,
+            Action::CreateTicket,
             KEY.into(),
             Some("2026-01-08T00:00:00Z".into()),
             None,
@@ -356,14 +519,24 @@ mod tests {
     #[test]
     fn an_unknown_operation_shows_its_ledger_compactly() {
         let attempts = [
-            attempt(1, AttemptKind::Dispatch, Trigger::Request, "ambiguous"),
+            attempt(
+                1,
+                AttemptKind::Dispatch,
+                Trigger::Request,
+                AttemptResult::Ambiguous,
+            ),
             attempt(
                 2,
                 AttemptKind::Lookup,
                 Trigger::Background,
-                "absent_too_soon",
+                AttemptResult::AbsentTooSoon,
             ),
-            attempt(3, AttemptKind::Lookup, Trigger::Status, "lookup_failed"),
+            attempt(
+                3,
+                AttemptKind::Lookup,
+                Trigger::Status,
+                AttemptResult::LookupFailed,
+            ),
         ];
         let body = status(
             OperationState::Unknown,
@@ -378,6 +551,7 @@ mod tests {
             body,
             json!({
                 "state": "unknown",
+                "action": "create_ticket",
                 "operation_id": KEY,
                 "ticket": null,
                 "retained_until": "2026-01-08T00:00:00Z",
@@ -420,7 +594,7 @@ mod tests {
 
     #[test]
     fn an_unfinished_lookup_has_a_null_result() {
-        let mut lookup = attempt(2, AttemptKind::Lookup, Trigger::Retry, "found");
+        let mut lookup = attempt(2, AttemptKind::Lookup, Trigger::Retry, AttemptResult::Found);
         lookup.result = None;
         let shown = Reconciliation::from(&lookup);
         assert_eq!(shown.result, None);

@@ -1,12 +1,13 @@
 //! The tools: the rmcp plumbing (router with contract hashes, call
-//! counting, the caller's tenant) and the five tool bodies. What their
-//! outcomes become is in [`crate::outcomes`].
+//! counting, the caller) and the nine tool bodies. What their outcomes
+//! become is in [`crate::outcomes`].
 
 use std::sync::OnceLock;
 
 use kitchen::{
-    Action, Cursor, FieldViolation, Kitchen, KitchenError, OperationKey, Outcome, PageSize,
-    ProjectId, Tenant, TicketDraft, TicketId,
+    Action, Actor, Caller, Comment, CommentDraft, Cursor, FieldViolation, Kitchen, KitchenError,
+    OperationKey, Outcome, PageSize, ProjectId, Refusal, Tenant, Ticket, TicketDraft, TicketId,
+    TicketPatch, TicketUpdate, TransitionDraft, Uuid, Version,
 };
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::schema_for_output;
@@ -18,27 +19,48 @@ use telemetry::{Attempt, Door, Metrics};
 use tracing::Instrument;
 
 use crate::args::{
-    Arguments, CreateTicketArgs, GetTicketArgs, ListTicketsArgs, OperationStatusArgs,
-    PreviewTicketArgs, Read, merge,
+    AddCommentArgs, Arguments, CreateTicketArgs, GetTicketArgs, ListCommentsArgs, ListTicketsArgs,
+    OperationStatusArgs, PreviewTicketArgs, Read, TransitionTicketArgs, UpdateTicketArgs, merge,
 };
 use crate::contract;
-use crate::outcomes::{create_result, invalid_create, problem, structured, unexpected};
+use crate::outcomes::{
+    comment_write_result, contract_failure, create_result, invalid_write, problem, structured,
+    ticket_write_result, unexpected,
+};
 use crate::results::{
-    CreateTicketResult, FieldError, OperationStatusResult, PreviewResult, TicketListResult,
-    TicketOut, TicketPreview, TicketResult,
+    CommentListResult, CommentOut, CommentWriteResult, CreateTicketResult, FieldError, Made,
+    OperationStatusResult, PreviewResult, TicketListResult, TicketOut, TicketPreview, TicketResult,
+    TicketWriteResult,
 };
 
-/// Where a call's tenant comes from. Never from a tool argument.
+/// Where a call's caller comes from. Never from a tool argument.
 #[derive(Debug, Clone)]
 pub enum TenantSource {
-    /// Over HTTP: the bearer-token middleware put the tenant into the
+    /// Over HTTP: the bearer-token middleware put the [`Caller`] into the
     /// request's extensions.
     Http,
-    /// Over stdio: the tenant of the token given at start-up.
-    Fixed(Tenant),
+    /// Over stdio: the caller of the token given at start-up.
+    Fixed(Caller),
 }
 
-/// The MCP server: five tools over one kitchen.
+/// Who is calling: the tenant every query is scoped by, and the actor its
+/// writes are recorded as (the history shows the token).
+#[derive(Debug, Clone)]
+struct Who {
+    tenant: Tenant,
+    actor: Actor,
+}
+
+impl From<&Caller> for Who {
+    fn from(caller: &Caller) -> Self {
+        Self {
+            tenant: caller.tenant.clone(),
+            actor: Actor::from(caller),
+        }
+    }
+}
+
+/// The MCP server: nine tools over one kitchen.
 #[derive(Clone)]
 pub struct TicketTools {
     kitchen: Kitchen,
@@ -49,7 +71,7 @@ pub struct TicketTools {
 
 #[tool_router]
 impl TicketTools {
-    /// Tools over `kitchen`, with tenants from `tenants`, measured into
+    /// Tools over `kitchen`, with callers from `tenants`, measured into
     /// `metrics`.
     pub fn new(kitchen: Kitchen, tenants: TenantSource, metrics: Metrics) -> Self {
         Self {
@@ -68,6 +90,11 @@ impl TicketTools {
             .get_or_init(|| {
                 let mut router = Self::tool_router();
                 for route in router.map.values_mut() {
+                    // A model reads every input schema on every turn, and
+                    // MCP already says a schema without `$schema` is JSON
+                    // Schema 2020-12: the URL would cost tokens and say
+                    // nothing.
+                    std::sync::Arc::make_mut(&mut route.attr.input_schema).remove("$schema");
                     let hash = contract::contract_hash(&route.attr);
                     let mut meta = route.attr.meta.clone().unwrap_or_default();
                     meta.insert(contract::CONTRACT_HASH_META.into(), hash.into());
@@ -129,36 +156,109 @@ impl TicketTools {
         Parameters(args): Parameters<Arguments<CreateTicketArgs>>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
-        let tenant = self.tenant(&ctx)?;
-        let contract = self.contract("create_ticket");
-        // Three identities: the operation key (recorded once parsed), the
-        // attempt id (made by Attempt), and the JSON-RPC id of this request.
-        let attempt = Attempt::start(
-            &self.metrics,
-            Door::Mcp,
-            Action::CreateTicket.as_str(),
-            &tenant,
-            &ctx.id.to_string(),
-            Some(&contract),
-        );
+        let call = self.begin(Action::CreateTicket, &ctx)?;
         let answer = self
-            .place(&tenant, args, &attempt)
-            .instrument(attempt.span().clone())
+            .create(&call, args)
+            .instrument(call.attempt.span().clone())
             .await;
-        let (outcome, failure) = match &answer {
-            Ok((_, outcome, failure)) => (*outcome, *failure),
-            Err(_) => ("error", None),
-        };
-        attempt.finish(outcome, failure);
-        self.metrics.tool_call("create_ticket", &contract, outcome);
-        answer.map(|(result, _, _)| result)
+        self.end(call, answer)
+    }
+
+    // Destructive: it replaces or removes a title, description, priority or
+    // assignee, and no tool brings the old value back (the ticket's history
+    // keeps it, but no tool reads it). A client that confirms destructive
+    // calls with its user should confirm this one. Idempotent: given the
+    // same operation_id, a repeat changes nothing again.
+    #[tool(
+        name = "update_ticket",
+        description = contract::UPDATE_TICKET,
+        output_schema = schema_for_output::<TicketWriteResult>(),
+        annotations(
+            title = "Update ticket",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn update_ticket(
+        &self,
+        Parameters(args): Parameters<Arguments<UpdateTicketArgs>>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let call = self.begin(Action::UpdateTicket, &ctx)?;
+        let answer = self
+            .update(&call, args)
+            .instrument(call.attempt.span().clone())
+            .await;
+        self.end(call, answer)
+    }
+
+    // Not destructive: a status move loses nothing. Every status can be
+    // reached again (closed reopens), and the move is recorded.
+    // Idempotent given the same operation_id, as every write.
+    #[tool(
+        name = "transition_ticket",
+        description = contract::TRANSITION_TICKET,
+        output_schema = schema_for_output::<TicketWriteResult>(),
+        annotations(
+            title = "Move ticket to a status",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn transition_ticket(
+        &self,
+        Parameters(args): Parameters<Arguments<TransitionTicketArgs>>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let call = self.begin(Action::TransitionTicket, &ctx)?;
+        let answer = self
+            .transition(&call, args)
+            .instrument(call.attempt.span().clone())
+            .await;
+        self.end(call, answer)
+    }
+
+    // Not destructive: purely additive. Idempotent given the same
+    // operation_id.
+    #[tool(
+        name = "add_comment",
+        description = contract::ADD_COMMENT,
+        output_schema = schema_for_output::<CommentWriteResult>(),
+        annotations(
+            title = "Add comment",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn add_comment(
+        &self,
+        Parameters(args): Parameters<Arguments<AddCommentArgs>>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let call = self.begin(Action::AddComment, &ctx)?;
+        let answer = self
+            .comment(&call, args)
+            .instrument(call.attempt.span().clone())
+            .await;
+        self.end(call, answer)
     }
 
     #[tool(
         name = "get_operation_status",
         description = contract::GET_OPERATION_STATUS,
         output_schema = schema_for_output::<OperationStatusResult>(),
-        annotations(title = "Get operation status", read_only_hint = true, open_world_hint = false)
+        annotations(
+            title = "Get operation status",
+            read_only_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
     async fn get_operation_status(
         &self,
@@ -166,22 +266,34 @@ impl TicketTools {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
         let result = async {
-            let tenant = self.tenant(&ctx)?;
-            let Read { args, problems } = args.read()?;
+            let who = self.caller(&ctx)?;
+            let Read { args, mut problems } = args.read()?;
+            let action = match args.action.as_deref().map(|raw| (raw, Action::parse(raw))) {
+                None => Action::CreateTicket,
+                Some((_, Some(action))) => action,
+                Some((raw, None)) => {
+                    problems.push(FieldViolation {
+                        field: "action".into(),
+                        code: "unknown_value",
+                        message: contract::unknown_action(raw),
+                    });
+                    Action::CreateTicket
+                }
+            };
             if !problems.is_empty() {
                 return Ok(problem("invalid", problems, contract::READ_INVALID));
             }
             let key = match args.operation_id.map(OperationKey::parse) {
                 Some(Ok(key)) => key,
                 // Nothing can be recorded under a string that is not a key,
-                // and create_ticket would refuse it: no retry advice.
+                // and every write would refuse it: no retry advice.
                 Some(Err(_)) => {
                     return Ok(problem(
                         "invalid",
                         vec![FieldViolation {
                             field: "operation_id".into(),
                             code: "malformed",
-                            message: contract::NOT_AN_OPERATION_ID.into(),
+                            message: contract::not_an_operation_id(),
                         }],
                         contract::STATUS_NOT_AN_OPERATION_ID,
                     ));
@@ -200,20 +312,32 @@ impl TicketTools {
             // Reconciles an unknown outcome with the provider before answering.
             let status = self
                 .kitchen
-                .operation_status(tenant.id, Action::CreateTicket, &key)
+                .operation_status(who.tenant.id, action, &key)
                 .await
                 .map_err(unexpected)?;
             let status = match status {
-                None => OperationStatusResult::not_found(key.as_str().into()),
+                None => OperationStatusResult::not_found(action, key.as_str().into()),
                 Some(status) => {
-                    let ticket = status
+                    let made = status
                         .record
                         .result
                         .as_ref()
-                        .map(|snapshot| snapshot.ticket())
+                        .map(|snapshot| {
+                            // What the action makes decides how its snapshot reads.
+                            match action {
+                                Action::CreateTicket
+                                | Action::UpdateTicket
+                                | Action::TransitionTicket => snapshot
+                                    .parse::<Ticket>()
+                                    .map(|t| Made::Ticket(TicketOut::from(&t))),
+                                Action::AddComment => snapshot
+                                    .parse::<Comment>()
+                                    .map(|c| Made::Comment(CommentOut::from(&c))),
+                            }
+                        })
                         .transpose()
                         .map_err(|e| unexpected(KitchenError::CorruptRecord(e.to_string())))?;
-                    OperationStatusResult::recorded(&status, ticket.as_ref().map(TicketOut::from))
+                    OperationStatusResult::recorded(&status, made)
                 }
             };
             Ok(structured(&status))
@@ -226,7 +350,12 @@ impl TicketTools {
         name = "preview_ticket",
         description = contract::PREVIEW_TICKET,
         output_schema = schema_for_output::<PreviewResult>(),
-        annotations(title = "Preview ticket", read_only_hint = true, open_world_hint = false)
+        annotations(
+            title = "Preview ticket",
+            read_only_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
     async fn preview_ticket(
         &self,
@@ -267,7 +396,12 @@ impl TicketTools {
         name = "get_ticket",
         description = contract::GET_TICKET,
         output_schema = schema_for_output::<TicketResult>(),
-        annotations(title = "Get ticket", read_only_hint = true, open_world_hint = false)
+        annotations(
+            title = "Get ticket",
+            read_only_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
     async fn get_ticket(
         &self,
@@ -275,7 +409,7 @@ impl TicketTools {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
         let result = async {
-            let tenant = self.tenant(&ctx)?;
+            let who = self.caller(&ctx)?;
             let Read { args, problems } = args.read()?;
             if !problems.is_empty() {
                 return Ok(problem("invalid", problems, contract::READ_INVALID));
@@ -294,7 +428,7 @@ impl TicketTools {
             };
             match self
                 .kitchen
-                .ticket(tenant.id, id)
+                .ticket(who.tenant.id, id)
                 .await
                 .map_err(unexpected)?
             {
@@ -312,7 +446,12 @@ impl TicketTools {
         name = "list_tickets",
         description = contract::LIST_TICKETS,
         output_schema = schema_for_output::<TicketListResult>(),
-        annotations(title = "List tickets", read_only_hint = true, open_world_hint = false)
+        annotations(
+            title = "List tickets",
+            read_only_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
     async fn list_tickets(
         &self,
@@ -320,7 +459,7 @@ impl TicketTools {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
         let result = async {
-            let tenant = self.tenant(&ctx)?;
+            let who = self.caller(&ctx)?;
             let Read { args, problems } = args.read()?;
             let mut violations = Vec::new();
             let project = args
@@ -331,28 +470,14 @@ impl TicketTools {
                     violations.push(v);
                     None
                 });
-            let size = args
-                .limit
-                .map_or(Ok(PageSize::DEFAULT), page_size)
-                .unwrap_or_else(|v| {
-                    violations.push(v);
-                    PageSize::DEFAULT
-                });
-            let cursor = args
-                .cursor
-                .map(|c| Cursor::parse(&c))
-                .transpose()
-                .unwrap_or_else(|v| {
-                    violations.push(v);
-                    None
-                });
+            let (size, cursor) = page(args.limit, args.cursor, &mut violations);
             let violations = merge(problems, violations);
             if !violations.is_empty() {
                 return Ok(problem("invalid", violations, contract::READ_INVALID));
             }
             let page = self
                 .kitchen
-                .list_tickets(tenant.id, project.as_ref(), size, cursor)
+                .list_tickets(who.tenant.id, project.as_ref(), size, cursor)
                 .await
                 .map_err(unexpected)?;
             Ok(structured(&TicketListResult {
@@ -363,89 +488,336 @@ impl TicketTools {
         .await;
         self.counted("list_tickets", result)
     }
+
+    #[tool(
+        name = "list_comments",
+        description = contract::LIST_COMMENTS,
+        output_schema = schema_for_output::<CommentListResult>(),
+        annotations(
+            title = "List comments",
+            read_only_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn list_comments(
+        &self,
+        Parameters(args): Parameters<Arguments<ListCommentsArgs>>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let result = async {
+            let who = self.caller(&ctx)?;
+            let Read { args, problems } = args.read()?;
+            let mut violations = Vec::new();
+            let ticket = named_ticket(args.ticket_id, &mut violations);
+            let (size, cursor) = page(args.limit, args.cursor, &mut violations);
+            let violations = merge(problems, violations);
+            if !violations.is_empty() {
+                return Ok(problem("invalid", violations, contract::READ_INVALID));
+            }
+            let not_found = || problem("not_found", Vec::new(), contract::TICKET_NOT_FOUND);
+            let Some(ticket) = ticket else {
+                return Ok(not_found());
+            };
+            let Some(page) = self
+                .kitchen
+                .list_comments(who.tenant.id, ticket, size, cursor)
+                .await
+                .map_err(unexpected)?
+            else {
+                return Ok(not_found());
+            };
+            Ok(structured(&CommentListResult {
+                comments: page.comments.iter().map(CommentOut::from).collect(),
+                next_cursor: page.next_cursor.map(|c| c.to_string()),
+            }))
+        }
+        .await;
+        self.counted("list_comments", result)
+    }
 }
 
 /// A tool result with the outcome's name and, for a broken contract, its kind.
 type Answered = (CallToolResult, &'static str, Option<&'static str>);
 
-impl TicketTools {
-    /// The create itself. Arguments are checked in the REST door's order:
-    /// the operation_id first and alone (without a usable key there is
-    /// nothing to keep), then every other argument at once. Nothing reaches
-    /// the kitchen, so nothing touches the key, until all of them are fine.
-    async fn place(
-        &self,
-        tenant: &Tenant,
-        args: Arguments<CreateTicketArgs>,
-        attempt: &Attempt,
-    ) -> Result<Answered, McpError> {
-        let Read { args, problems } = args.read()?;
-        let (key_problems, problems): (Vec<_>, Vec<_>) = problems
-            .into_iter()
-            .partition(|p| p.field == "operation_id");
-        if !key_problems.is_empty() {
-            return Ok((
-                invalid_create(None, key_problems),
+/// A write call in flight: who makes it, and its attempt (the span and the
+/// measurements of one write).
+struct WriteCall {
+    action: Action,
+    who: Who,
+    attempt: Attempt,
+    contract: String,
+}
+
+/// A write's key, checked first and alone: without a usable key there is
+/// nothing to keep, so no other argument is looked at. Either the key and
+/// the other arguments' problems, or the `invalid` answer (boxed: it is the
+/// rarer and much larger side).
+fn keyed(
+    action: Action,
+    raw: Option<String>,
+    problems: Vec<FieldViolation>,
+) -> Result<(OperationKey, Vec<FieldViolation>), Box<Answered>> {
+    let (key_problems, problems): (Vec<_>, Vec<_>) = problems
+        .into_iter()
+        .partition(|p| p.field == "operation_id");
+    if !key_problems.is_empty() {
+        return Err(Box::new((
+            invalid_write(action, None, key_problems),
+            "invalid",
+            Some("idempotency_key_malformed"),
+        )));
+    }
+    let Some(raw) = raw else {
+        let violation = required("operation_id", &contract::operation_id_required(action));
+        return Err(Box::new((
+            invalid_write(action, None, vec![violation]),
+            "invalid",
+            Some("idempotency_key_missing"),
+        )));
+    };
+    match OperationKey::parse(raw.as_str()) {
+        Ok(key) => Ok((key, problems)),
+        Err(e) => {
+            let violation = FieldViolation {
+                field: "operation_id".into(),
+                code: "malformed",
+                message: e.to_string(),
+            };
+            Err(Box::new((
+                invalid_write(action, Some(raw), vec![violation]),
                 "invalid",
                 Some("idempotency_key_malformed"),
-            ));
+            )))
         }
-        let raw_key = args.operation_id.clone();
-        let key = match parse_key(args.operation_id) {
-            Ok(key) => key,
-            Err(violation) => {
-                let kind = if raw_key.is_none() {
-                    "idempotency_key_missing"
-                } else {
-                    "idempotency_key_malformed"
-                };
-                return Ok((
-                    invalid_create(raw_key, vec![violation]),
-                    "invalid",
-                    Some(kind),
-                ));
-            }
+    }
+}
+
+/// The `invalid` answer of a write whose arguments the door refused
+/// (`problems`, then the kitchen's own findings in `checked` for the
+/// arguments without one), before anything touched the key.
+fn refused_arguments(
+    action: Action,
+    key: &OperationKey,
+    problems: Vec<FieldViolation>,
+    checked: Vec<FieldViolation>,
+) -> Answered {
+    (
+        invalid_write(action, Some(key.as_str().into()), merge(problems, checked)),
+        "invalid",
+        Some("validation_failed"),
+    )
+}
+
+/// The answer to a write's kitchen outcome, with its name and failure kind
+/// for the attempt.
+fn answered<T>(
+    outcome: Outcome<T>,
+    result: impl FnOnce(Outcome<T>) -> Result<CallToolResult, McpError>,
+) -> Result<Answered, McpError> {
+    let name = outcome.name();
+    let failure = contract_failure(&outcome);
+    Ok((result(outcome)?, name, failure))
+}
+
+impl TicketTools {
+    /// Starts a write call: its caller, and its attempt with three
+    /// identities (the operation key, recorded once parsed; the attempt id
+    /// Attempt makes; the JSON-RPC id of this request).
+    fn begin(
+        &self,
+        action: Action,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Result<WriteCall, McpError> {
+        let who = self.caller(ctx)?;
+        // Each write tool is named after its action.
+        let contract = self.contract(action.as_str());
+        let attempt = Attempt::start(
+            &self.metrics,
+            Door::Mcp,
+            action.as_str(),
+            &who.tenant,
+            &ctx.id.to_string(),
+            Some(&contract),
+        );
+        Ok(WriteCall {
+            action,
+            who,
+            attempt,
+            contract,
+        })
+    }
+
+    /// Ends a write call: measures its outcome and passes the result on.
+    fn end(
+        &self,
+        call: WriteCall,
+        answer: Result<Answered, McpError>,
+    ) -> Result<CallToolResult, McpError> {
+        let (outcome, failure) = match &answer {
+            Ok((_, outcome, failure)) => (*outcome, *failure),
+            Err(_) => ("error", None),
         };
-        attempt.record_key(key.as_str());
+        call.attempt.finish(outcome, failure);
+        self.metrics
+            .tool_call(call.action.as_str(), &call.contract, outcome);
+        answer.map(|(result, _, _)| result)
+    }
+
+    /// The create itself. Arguments are checked in the REST door's order:
+    /// the operation_id first and alone, then every other argument at once.
+    /// Nothing reaches the kitchen, so nothing touches the key, until all of
+    /// them are fine.
+    async fn create(
+        &self,
+        call: &WriteCall,
+        args: Arguments<CreateTicketArgs>,
+    ) -> Result<Answered, McpError> {
+        let Read { args, problems } = args.read()?;
+        let (key, problems) = match keyed(call.action, args.operation_id, problems) {
+            Ok(keyed) => keyed,
+            Err(answer) => return Ok(*answer),
+        };
+        call.attempt.record_key(key.as_str());
         let draft = TicketDraft::from(args.ticket);
         if !problems.is_empty() {
             let checked = draft.validate().err().unwrap_or_default();
-            return Ok((
-                invalid_create(raw_key, merge(problems, checked)),
-                "invalid",
-                Some("validation_failed"),
-            ));
+            return Ok(refused_arguments(call.action, &key, problems, checked));
         }
         let outcome = self
             .kitchen
-            .create_ticket(tenant.id, &key, &draft)
+            .create_ticket(call.who.actor, &key, &draft)
             .await
             .map_err(unexpected)?;
-        let name = outcome.name();
-        // A broken contract is the caller's doing; a provider's refusal,
-        // its absence or a lost answer is not.
-        let failure = match &outcome {
-            Outcome::Conflict { .. } => Some("idempotency_key_reused"),
-            Outcome::Invalid { .. } => Some("validation_failed"),
-            Outcome::Created(_)
-            | Outcome::Replayed(_)
-            | Outcome::InProgress { .. }
-            | Outcome::NotCreated { .. }
-            | Outcome::Unknown { .. } => None,
-        };
-        Ok((create_result(&key, outcome), name, failure))
+        answered(outcome, |o| create_result(&key, o))
     }
 
-    /// The caller's tenant: from authentication, never from arguments.
-    fn tenant(&self, ctx: &RequestContext<RoleServer>) -> Result<Tenant, McpError> {
+    /// An update: a merge patch, where a null description or assignee
+    /// removes it.
+    async fn update(
+        &self,
+        call: &WriteCall,
+        args: Arguments<UpdateTicketArgs>,
+    ) -> Result<Answered, McpError> {
+        let Read { args, problems } = args.read()?;
+        let (key, mut problems) = match keyed(call.action, args.operation_id, problems) {
+            Ok(keyed) => keyed,
+            Err(answer) => return Ok(*answer),
+        };
+        call.attempt.record_key(key.as_str());
+        let ticket = named_ticket(args.ticket_id, &mut problems);
+        let expected_version = args
+            .expected_version
+            .map(|n| Version::parse(n, "expected_version"))
+            .transpose()
+            .unwrap_or_else(|v| {
+                problems.push(v);
+                None
+            });
+        let update = TicketUpdate {
+            ticket_id: ticket.unwrap_or_else(no_ticket),
+            expected_version,
+            // Title and priority cannot be removed, so for them a null was
+            // read as left out; description and assignee keep theirs.
+            patch: TicketPatch {
+                title: args.title.map(Some),
+                description: args.description,
+                priority: args.priority.map(Some),
+                assignee: args.assignee,
+            },
+        };
+        if !problems.is_empty() {
+            let checked = update.validate().err().unwrap_or_default();
+            return Ok(refused_arguments(call.action, &key, problems, checked));
+        }
+        let outcome = match ticket {
+            Some(_) => self
+                .kitchen
+                .update_ticket(call.who.actor, &key, &update)
+                .await
+                .map_err(unexpected)?,
+            None => unknown_ticket(),
+        };
+        answered(outcome, |o| ticket_write_result(call.action, &key, o))
+    }
+
+    /// A move to another status.
+    async fn transition(
+        &self,
+        call: &WriteCall,
+        args: Arguments<TransitionTicketArgs>,
+    ) -> Result<Answered, McpError> {
+        let Read { args, problems } = args.read()?;
+        let (key, mut problems) = match keyed(call.action, args.operation_id, problems) {
+            Ok(keyed) => keyed,
+            Err(answer) => return Ok(*answer),
+        };
+        call.attempt.record_key(key.as_str());
+        let ticket = named_ticket(args.ticket_id, &mut problems);
+        let draft = TransitionDraft {
+            to: args.to,
+            reason: args.reason,
+        };
+        if !problems.is_empty() {
+            let checked = draft
+                .validate(ticket.unwrap_or_else(no_ticket))
+                .err()
+                .unwrap_or_default();
+            return Ok(refused_arguments(call.action, &key, problems, checked));
+        }
+        let outcome = match ticket {
+            Some(id) => self
+                .kitchen
+                .transition_ticket(call.who.actor, &key, id, &draft)
+                .await
+                .map_err(unexpected)?,
+            None => unknown_ticket(),
+        };
+        answered(outcome, |o| ticket_write_result(call.action, &key, o))
+    }
+
+    /// A comment.
+    async fn comment(
+        &self,
+        call: &WriteCall,
+        args: Arguments<AddCommentArgs>,
+    ) -> Result<Answered, McpError> {
+        let Read { args, problems } = args.read()?;
+        let (key, mut problems) = match keyed(call.action, args.operation_id, problems) {
+            Ok(keyed) => keyed,
+            Err(answer) => return Ok(*answer),
+        };
+        call.attempt.record_key(key.as_str());
+        let ticket = named_ticket(args.ticket_id, &mut problems);
+        let draft = CommentDraft { body: args.body };
+        if !problems.is_empty() {
+            let checked = draft
+                .validate(ticket.unwrap_or_else(no_ticket))
+                .err()
+                .unwrap_or_default();
+            return Ok(refused_arguments(call.action, &key, problems, checked));
+        }
+        let outcome = match ticket {
+            Some(id) => self
+                .kitchen
+                .add_comment(call.who.actor, &key, id, &draft)
+                .await
+                .map_err(unexpected)?,
+            None => unknown_ticket(),
+        };
+        answered(outcome, |o| comment_write_result(&key, o))
+    }
+
+    /// The caller: from authentication, never from arguments.
+    fn caller(&self, ctx: &RequestContext<RoleServer>) -> Result<Who, McpError> {
         match &self.tenants {
-            TenantSource::Fixed(tenant) => Ok(tenant.clone()),
+            TenantSource::Fixed(caller) => Ok(Who::from(caller)),
             TenantSource::Http => ctx
                 .extensions
                 .get::<http::request::Parts>()
-                .and_then(|parts| parts.extensions.get::<Tenant>())
-                .cloned()
-                .ok_or_else(|| McpError::invalid_request("no authenticated tenant", None)),
+                .and_then(|parts| parts.extensions.get::<Caller>())
+                .map(Who::from)
+                .ok_or_else(|| McpError::invalid_request("no authenticated caller", None)),
         }
     }
 }
@@ -462,13 +834,60 @@ impl ServerHandler for TicketTools {
     }
 }
 
-fn parse_key(raw: Option<String>) -> Result<OperationKey, FieldViolation> {
-    let raw = raw.ok_or_else(|| required("operation_id", contract::OPERATION_ID_REQUIRED))?;
-    OperationKey::parse(raw).map_err(|e| FieldViolation {
-        field: "operation_id".into(),
-        code: "malformed",
-        message: e.to_string(),
+/// The ticket a write or list names: its id, or `None` for a string that
+/// is no ticket id (which names no ticket, and is answered as one that does
+/// not exist). A missing ticket_id is a problem, and `None` too.
+fn named_ticket(raw: Option<String>, problems: &mut Vec<FieldViolation>) -> Option<TicketId> {
+    match raw {
+        None => {
+            problems.push(required("ticket_id", contract::TICKET_ID_REQUIRED));
+            None
+        }
+        Some(raw) => raw.parse().ok(),
+    }
+}
+
+/// The id of no ticket (tickets have UUID v7 ids; this is the nil UUID):
+/// what a draft is validated for when the ticket_id itself is missing or
+/// no id, so that every other argument's problem is still reported.
+fn no_ticket() -> TicketId {
+    Uuid::nil()
+        .hyphenated()
+        .to_string()
+        .parse()
+        .expect("the nil UUID is a ticket id")
+}
+
+/// The outcome for a ticket_id that is no ticket id: the kitchen's own
+/// refusal for a ticket that does not exist, so that the two answers are
+/// one by construction and reveal nothing.
+fn unknown_ticket<T>() -> Outcome<T> {
+    Outcome::Refused(Refusal::TicketNotFound {
+        ticket_id: no_ticket(),
     })
+}
+
+/// A page's size and start, from a list tool's `limit` and `cursor`; each
+/// bad one is added to `violations`.
+fn page(
+    limit: Option<i64>,
+    cursor: Option<String>,
+    violations: &mut Vec<FieldViolation>,
+) -> (PageSize, Option<Cursor>) {
+    let size = limit
+        .map_or(Ok(PageSize::DEFAULT), page_size)
+        .unwrap_or_else(|v| {
+            violations.push(v);
+            PageSize::DEFAULT
+        });
+    let cursor = cursor
+        .map(|c| Cursor::parse(&c))
+        .transpose()
+        .unwrap_or_else(|v| {
+            violations.push(v);
+            None
+        });
+    (size, cursor)
 }
 
 /// A missing required argument.

@@ -3,8 +3,11 @@
 //! On the MCP door the descriptions are the mechanism: they are what makes
 //! an agent invent an operation_id and reuse it on retry. So the wording is
 //! checked like code: every identifier argument says where its value comes
-//! from, every description stays within a token budget (counted with a real
-//! tokenizer), and every tool's contract hash is pinned by a snapshot.
+//! from, every description stays within a token budget, the whole listing a
+//! model reads (each tool's name, description and input schema, as
+//! `tools/list` sends them) stays within a total budget (both counted with a
+//! real tokenizer, o200k), and every tool's contract hash is pinned by a
+//! snapshot.
 
 use mcp_door::TicketTools;
 use mcp_door::contract::{CONTRACT_HASH_META, contract_hash};
@@ -14,6 +17,11 @@ use rmcp::model::Tool;
 /// description on every turn.
 const DESCRIPTION_BUDGET: usize = 90;
 
+/// Most tokens (o200k) the whole listing may take: every tool's name,
+/// description and input schema together, which a model carries in its
+/// context on every turn whether it calls a tool or not.
+const LISTING_BUDGET: usize = 1_500;
+
 /// Arguments that hold identifiers.
 fn is_identifier(name: &str) -> bool {
     name.ends_with("_id") || name == "cursor"
@@ -22,20 +30,37 @@ fn is_identifier(name: &str) -> bool {
 /// What a description must say about an identifier's provenance.
 const PROVENANCE: [&str; 2] = ["Invented by you", "Taken from"];
 
-/// Every rule each tool breaks, in words.
+/// What a model reads of `tool`: its name, description and input schema,
+/// as `tools/list` sends them (compact JSON).
+fn model_facing(tool: &Tool) -> String {
+    let schema = serde_json::Value::Object((*tool.input_schema).clone());
+    format!(
+        "{}\n{}\n{schema}",
+        tool.name,
+        tool.description.as_deref().unwrap_or_default()
+    )
+}
+
+/// Every rule each tool (and the listing as a whole) breaks, in words.
+/// Prints each tool's counts and the total.
 fn lint(tools: &[Tool]) -> Vec<String> {
     let bpe = tiktoken_rs::o200k_base().expect("o200k tokenizer");
+    let tokens = |text: &str| bpe.encode_with_special_tokens(text).len();
     let mut problems = Vec::new();
+    let mut total = 0;
+    println!("{:<22} {:>11} {:>8}", "tool", "description", "listing");
     for tool in tools {
         let description = tool.description.as_deref().unwrap_or_default();
-        let tokens = bpe.encode_with_special_tokens(description).len();
+        let described = tokens(description);
+        let listed = tokens(&model_facing(tool));
+        total += listed;
         println!(
-            "{:<22} {tokens:>3} / {DESCRIPTION_BUDGET} tokens",
+            "{:<22} {described:>5} / {DESCRIPTION_BUDGET} {listed:>8}",
             tool.name
         );
-        if tokens > DESCRIPTION_BUDGET {
+        if described > DESCRIPTION_BUDGET {
             problems.push(format!(
-                "{}: description takes {tokens} tokens, over the budget of {DESCRIPTION_BUDGET}",
+                "{}: description takes {described} tokens, over the budget of {DESCRIPTION_BUDGET}",
                 tool.name
             ));
         }
@@ -44,23 +69,40 @@ fn lint(tools: &[Tool]) -> Vec<String> {
             .get("properties")
             .and_then(|p| p.as_object());
         for (arg, schema) in properties.into_iter().flatten() {
-            if !is_identifier(arg) {
-                continue;
-            }
             let text = schema
                 .get("description")
                 .and_then(|d| d.as_str())
                 .unwrap_or_default();
-            if !PROVENANCE.iter().any(|p| text.contains(p)) {
+            if is_identifier(arg) && !PROVENANCE.iter().any(|p| text.contains(p)) {
                 problems.push(format!(
                     "{}.{arg}: an identifier argument must say where its value comes from ({})",
                     tool.name,
                     PROVENANCE.join(" / ")
                 ));
             }
+            if admits_null(schema) && !text.contains("null") {
+                problems.push(format!(
+                    "{}.{arg}: an argument that takes null must say what null does",
+                    tool.name
+                ));
+            }
         }
     }
+    println!("{:<22} {:>11} {total:>8} / {LISTING_BUDGET}", "total", "");
+    if total > LISTING_BUDGET {
+        problems.push(format!(
+            "the listing takes {total} tokens, over the budget of {LISTING_BUDGET}"
+        ));
+    }
     problems
+}
+
+/// Whether an argument's schema admits null as a value.
+fn admits_null(schema: &serde_json::Value) -> bool {
+    schema
+        .get("type")
+        .and_then(|t| t.as_array())
+        .is_some_and(|types| types.iter().any(|t| t == "null"))
 }
 
 #[test]
@@ -92,7 +134,45 @@ fn the_lint_catches_a_dropped_provenance_sentence() {
 fn the_lint_catches_a_description_over_budget() {
     let mut tools = TicketTools::definitions();
     tools[0].description = Some("word ".repeat(DESCRIPTION_BUDGET + 1).into());
-    assert!(lint(&tools).iter().any(|p| p.contains("over the budget")));
+    assert!(
+        lint(&tools)
+            .iter()
+            .any(|p| p.contains("description takes") && p.contains("over the budget"))
+    );
+}
+
+#[test]
+fn the_lint_catches_a_listing_over_budget() {
+    let mut tools = TicketTools::definitions();
+    // Each description stays within its own budget; together they do not.
+    for tool in &mut tools {
+        let padded = format!(
+            "{} {}",
+            tool.description.as_deref().unwrap_or_default(),
+            "word ".repeat(LISTING_BUDGET / 9)
+        );
+        tool.description = Some(padded.into());
+    }
+    assert!(
+        lint(&tools)
+            .iter()
+            .any(|p| p.starts_with("the listing takes")),
+    );
+}
+
+#[test]
+fn the_lint_catches_a_null_that_says_nothing() {
+    let mut tools = TicketTools::definitions();
+    let update = tools
+        .iter_mut()
+        .find(|t| t.name == "update_ticket")
+        .expect("update_ticket");
+    let mut schema = (*update.input_schema).clone();
+    schema["properties"]["assignee"]["description"] = "Who works on it.".into();
+    update.input_schema = std::sync::Arc::new(schema);
+    let problems = lint(&tools);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(problems[0].starts_with("update_ticket.assignee"));
 }
 
 #[test]
@@ -175,8 +255,9 @@ fn find(
 /// unknown arguments are refused (so the schema closes every object), an
 /// optional argument is left out rather than null (the server reads an
 /// explicit null as omitted, but no schema invites it, so no type admits a
-/// value an enum refuses), and integers carry no schemars `format` (not a
-/// JSON Schema format: Ajv warns on every call).
+/// value an enum refuses) except where null is a value (update_ticket's
+/// description and assignee: null removes them), and integers carry no
+/// schemars `format` (not a JSON Schema format: Ajv warns on every call).
 #[test]
 fn the_schemas_are_strict_and_portable() {
     let mut problems = Vec::new();
@@ -189,8 +270,29 @@ fn the_schemas_are_strict_and_portable() {
             m.get("type")
                 .and_then(|t| t.as_array())
                 .is_some_and(|types| types.iter().any(|t| t == "null"))
+                && m.get("enum").is_some()
         }) {
-            problems.push(format!("{}: input{at} admits null", tool.name));
+            problems.push(format!(
+                "{}: input{at} admits null outside its enum",
+                tool.name
+            ));
+        }
+        let nullable: Vec<String> = input["properties"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(_, schema)| admits_null(schema))
+            .map(|(name, _)| format!("{}.{name}", tool.name))
+            .collect();
+        let expected: &[&str] = match tool.name.as_ref() {
+            "update_ticket" => &["update_ticket.assignee", "update_ticket.description"],
+            _ => &[],
+        };
+        if nullable != expected {
+            problems.push(format!(
+                "{}: null is a value for {nullable:?}, expected {expected:?}",
+                tool.name
+            ));
         }
         let output = tool
             .output_schema

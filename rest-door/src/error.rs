@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, header};
-use kitchen::{FieldViolation, KitchenError, OperationRef};
+use kitchen::{Action, FieldViolation, KitchenError, OperationRef, Refusal, TicketStatus, Version};
 
 use crate::links;
 use crate::problem::{FieldError, Problem, ProblemKind};
@@ -18,39 +18,79 @@ pub enum RestError {
     MissingCredentials,
     /// A bearer token that is unknown or revoked.
     InvalidToken,
-    /// A write without `Idempotency-Key`.
-    MissingIdempotencyKey,
-    /// An `Idempotency-Key` that is not a valid key; says why.
+    /// A write without `Idempotency-Key`; the write it was.
+    MissingIdempotencyKey(Action),
+    /// An `Idempotency-Key` that is not a valid key: the whole detail, why
+    /// and what was not done.
     MalformedIdempotencyKey(String),
     /// The key was used for a different request.
     KeyReused(OperationRef),
     /// Another attempt holds the key.
-    InProgress(Duration),
+    InProgress {
+        /// The write attempted.
+        action: Action,
+        /// How long to wait, as the kitchen decided.
+        retry_after: Duration,
+    },
     /// Field-level validation failed.
     Validation(Vec<FieldViolation>),
+    /// `If-Match` named another version than the ticket's.
+    VersionMismatch {
+        /// The version `If-Match` named.
+        expected: Version,
+        /// The ticket's version now.
+        current: Version,
+    },
+    /// The status machine does not allow this move.
+    TransitionNotAllowed {
+        /// The ticket's status now.
+        from: TicketStatus,
+        /// The status asked for.
+        to: TicketStatus,
+        /// Where it may go from `from`.
+        allowed: &'static [TicketStatus],
+    },
+    /// This deployment cannot do this write (tickets live in a provider).
+    NotOnThisBackend(Action),
     /// The ticket provider refused the ticket; its words.
     ProviderRejected(String),
-    /// The ticket provider could not be reached; what happened.
-    ProviderUnavailable(String),
+    /// The ticket provider could not be reached.
+    ProviderUnavailable {
+        /// What happened.
+        why: String,
+        /// How long to wait, as the kitchen decided.
+        retry_after: Duration,
+    },
     /// The body is not JSON.
-    MalformedJson(String),
+    MalformedJson {
+        /// The parser's words.
+        why: String,
+        /// The write refused.
+        action: Action,
+    },
     /// The body is JSON of the wrong shape.
-    InvalidBody(String),
-    /// The body is not `application/json`.
-    UnsupportedMediaType,
+    InvalidBody {
+        /// The parser's words (they name the field).
+        why: String,
+        /// The write refused.
+        action: Action,
+    },
+    /// The body is not of a JSON media type this write takes.
+    UnsupportedMediaType(Action),
     /// The body is over the limit.
-    PayloadTooLarge,
+    PayloadTooLarge(Action),
     /// The body is compressed in a way the server cannot decode; says how.
     UnsupportedContentEncoding(String),
     /// A path segment, query parameter or header is not valid, or the body
     /// could not be read; says which, in the words of what refused it.
     BadRequest(String),
     /// Nothing at this address for this tenant; says what was looked for.
+    /// In a write, that is always its ticket.
     NotFound(String),
     /// No route has this path.
     NoRoute,
-    /// Nothing recorded for this operation key.
-    OperationNotFound,
+    /// Nothing recorded for this operation key of this action.
+    OperationNotFound(Action),
     /// The database does not answer (readiness).
     NotReady,
     /// Anything else: a bug or an infrastructure failure.
@@ -63,53 +103,125 @@ impl From<KitchenError> for RestError {
     }
 }
 
+/// How messages name a write: the request that makes it, what a caller
+/// intends by one, what it does, and what did not happen when it was
+/// refused.
+struct Wording {
+    request: &'static str,
+    intent: &'static str,
+    noun: &'static str,
+    nothing: &'static str,
+}
+
+fn wording(action: Action) -> Wording {
+    match action {
+        Action::CreateTicket => Wording {
+            request: "POST /v1/tickets",
+            intent: "ticket",
+            noun: "create",
+            nothing: "Nothing was created",
+        },
+        Action::UpdateTicket => Wording {
+            request: "PATCH /v1/tickets/{id}",
+            intent: "change",
+            noun: "update",
+            nothing: "Nothing was changed",
+        },
+        Action::TransitionTicket => Wording {
+            request: "POST /v1/tickets/{id}/transitions",
+            intent: "move",
+            noun: "transition",
+            nothing: "Nothing was changed",
+        },
+        Action::AddComment => Wording {
+            request: "POST /v1/tickets/{id}/comments",
+            intent: "comment",
+            noun: "comment",
+            nothing: "No comment was added",
+        },
+    }
+}
+
+/// What did not happen when `action` was refused, as a sentence.
+pub(crate) fn nothing_done(action: Action) -> String {
+    format!("{}.", wording(action).nothing)
+}
+
 impl RestError {
+    /// A ticket the tenant does not have, read or written: the same answer
+    /// either way, so that it reveals nothing (another tenant's ticket
+    /// included).
+    pub(crate) fn ticket_not_found(shown: impl std::fmt::Display) -> Self {
+        Self::NotFound(format!("Ticket {:?}", shown.to_string()))
+    }
+
+    /// A write the kitchen refused: the ticket it names does not allow it
+    /// now. Nothing was written and the key is unused.
+    pub(crate) fn refused(refusal: Refusal) -> Self {
+        match refusal {
+            Refusal::TicketNotFound { ticket_id } => Self::ticket_not_found(ticket_id),
+            Refusal::VersionMismatch { expected, current } => {
+                Self::VersionMismatch { expected, current }
+            }
+            Refusal::TransitionNotAllowed { from, to, allowed } => {
+                Self::TransitionNotAllowed { from, to, allowed }
+            }
+            Refusal::NotOnThisBackend { action } => Self::NotOnThisBackend(action),
+        }
+    }
+
     /// The kind of problem; the one place that decides status codes.
     pub fn kind(&self) -> ProblemKind {
         match self {
             Self::MissingCredentials | Self::InvalidToken => ProblemKind::UNAUTHORIZED,
-            Self::MissingIdempotencyKey => ProblemKind::IDEMPOTENCY_KEY_MISSING,
+            Self::MissingIdempotencyKey(_) => ProblemKind::IDEMPOTENCY_KEY_MISSING,
             Self::MalformedIdempotencyKey(_) => ProblemKind::IDEMPOTENCY_KEY_MALFORMED,
             Self::KeyReused(_) => ProblemKind::IDEMPOTENCY_KEY_REUSED,
-            Self::InProgress(_) => ProblemKind::OPERATION_IN_PROGRESS,
+            Self::InProgress { .. } => ProblemKind::OPERATION_IN_PROGRESS,
             Self::Validation(_) => ProblemKind::VALIDATION_FAILED,
+            Self::VersionMismatch { .. } => ProblemKind::VERSION_MISMATCH,
+            Self::TransitionNotAllowed { .. } => ProblemKind::TRANSITION_NOT_ALLOWED,
+            Self::NotOnThisBackend(_) => ProblemKind::NOT_ON_THIS_BACKEND,
             Self::ProviderRejected(_) => ProblemKind::PROVIDER_REJECTED,
-            Self::ProviderUnavailable(_) => ProblemKind::PROVIDER_UNAVAILABLE,
-            Self::MalformedJson(_) => ProblemKind::MALFORMED_JSON,
-            Self::InvalidBody(_) => ProblemKind::INVALID_BODY,
-            Self::UnsupportedMediaType => ProblemKind::UNSUPPORTED_MEDIA_TYPE,
-            Self::PayloadTooLarge => ProblemKind::PAYLOAD_TOO_LARGE,
+            Self::ProviderUnavailable { .. } => ProblemKind::PROVIDER_UNAVAILABLE,
+            Self::MalformedJson { .. } => ProblemKind::MALFORMED_JSON,
+            Self::InvalidBody { .. } => ProblemKind::INVALID_BODY,
+            Self::UnsupportedMediaType(_) => ProblemKind::UNSUPPORTED_MEDIA_TYPE,
+            Self::PayloadTooLarge(_) => ProblemKind::PAYLOAD_TOO_LARGE,
             Self::UnsupportedContentEncoding(_) => ProblemKind::UNSUPPORTED_CONTENT_ENCODING,
             Self::BadRequest(_) => ProblemKind::BAD_REQUEST,
             Self::NotFound(_) | Self::NoRoute => ProblemKind::NOT_FOUND,
-            Self::OperationNotFound => ProblemKind::OPERATION_NOT_FOUND,
+            Self::OperationNotFound(_) => ProblemKind::OPERATION_NOT_FOUND,
             Self::NotReady => ProblemKind::NOT_READY,
             Self::Internal(_) => ProblemKind::INTERNAL,
         }
     }
 
     /// How a write attempt that failed this way is counted: its outcome
-    /// and, when the caller broke the contract, how.
+    /// and, when the caller has something to fix, what.
     pub fn outcome(&self) -> (&'static str, Option<&'static str>) {
         match self {
-            Self::MissingIdempotencyKey => ("invalid", Some("idempotency_key_missing")),
+            Self::MissingIdempotencyKey(_) => ("invalid", Some("idempotency_key_missing")),
             Self::MalformedIdempotencyKey(_) => ("invalid", Some("idempotency_key_malformed")),
             Self::KeyReused(_) => ("conflict", Some("idempotency_key_reused")),
-            Self::InProgress(_) => ("in_progress", None),
-            Self::ProviderRejected(_) | Self::ProviderUnavailable(_) => ("not_created", None),
+            Self::InProgress { .. } => ("in_progress", None),
+            Self::VersionMismatch { .. } => ("refused", Some("version_mismatch")),
+            Self::TransitionNotAllowed { .. } => ("refused", Some("transition_not_allowed")),
+            Self::NotOnThisBackend(_) => ("refused", Some("not_on_this_backend")),
+            // In a write, the only thing that can be missing is its ticket.
+            Self::NotFound(_) => ("refused", Some("ticket_not_found")),
+            Self::ProviderRejected(_) | Self::ProviderUnavailable { .. } => ("not_created", None),
             Self::Validation(_)
-            | Self::MalformedJson(_)
-            | Self::InvalidBody(_)
-            | Self::UnsupportedMediaType
-            | Self::PayloadTooLarge
+            | Self::MalformedJson { .. }
+            | Self::InvalidBody { .. }
+            | Self::UnsupportedMediaType(_)
+            | Self::PayloadTooLarge(_)
             | Self::UnsupportedContentEncoding(_)
             | Self::BadRequest(_) => ("invalid", Some("validation_failed")),
             Self::MissingCredentials | Self::InvalidToken => ("invalid", Some("unauthenticated")),
-            Self::NotFound(_)
-            | Self::NoRoute
-            | Self::OperationNotFound
-            | Self::NotReady
-            | Self::Internal(_) => ("error", None),
+            Self::NoRoute | Self::OperationNotFound(_) | Self::NotReady | Self::Internal(_) => {
+                ("error", None)
+            }
         }
     }
 
@@ -121,70 +233,132 @@ impl RestError {
                     .into()
             }
             Self::InvalidToken => "The bearer token is unknown or revoked.".into(),
-            Self::MissingIdempotencyKey => format!(
-                "POST /v1/tickets needs an Idempotency-Key header naming the ticket you intend, \
-                 for example `Idempotency-Key: {}`. Make a fresh UUID for each new ticket and send \
-                 the same key again when you retry. Nothing was created.",
-                EXAMPLE_KEY
-            ),
-            Self::MalformedIdempotencyKey(why) => format!("{why} Nothing was created."),
-            Self::KeyReused(original) => {
-                let made = original.resource.map_or_else(
-                    || "has not made a ticket yet".to_owned(),
-                    |id| format!("made the ticket {}", links::ticket(id)),
-                );
+            Self::MissingIdempotencyKey(action) => {
+                let w = wording(*action);
                 format!(
-                    "Idempotency-Key {:?} was first used at {} for a different request, which {made}. \
-                     Nothing was created by this request. If you meant the same ticket, do not send \
-                     it again: GET {} to see it. Only for a genuinely different ticket use a new key.",
-                    original.key.as_str(),
-                    links::rfc3339(original.created_at),
-                    links::operation(original.action, &original.key)
+                    "{} needs an Idempotency-Key header naming the {} you intend, for example \
+                     `Idempotency-Key: {EXAMPLE_KEY}`. Make a fresh UUID for each new {} and send \
+                     the same key again when you retry. {}.",
+                    w.request, w.intent, w.intent, w.nothing
                 )
             }
-            Self::InProgress(after) => format!(
-                "Another attempt with this Idempotency-Key is still running. Nothing was created \
-                 by this one. Retry the same request with the same key in {} s.",
-                after.as_secs().max(1)
+            Self::MalformedIdempotencyKey(detail) => detail.clone(),
+            Self::KeyReused(original) => {
+                let w = wording(original.action);
+                let made = match (original.action, original.resource) {
+                    (Action::CreateTicket, None) => "has not made a ticket yet".to_owned(),
+                    (Action::CreateTicket, Some(id)) => {
+                        format!("made the ticket {}", links::ticket(id))
+                    }
+                    (Action::UpdateTicket | Action::TransitionTicket, Some(id)) => {
+                        format!("changed the ticket {}", links::ticket(id))
+                    }
+                    (Action::AddComment, Some(id)) => {
+                        format!("commented on the ticket {}", links::ticket(id))
+                    }
+                    (
+                        Action::UpdateTicket | Action::TransitionTicket | Action::AddComment,
+                        None,
+                    ) => "has not finished yet".to_owned(),
+                };
+                format!(
+                    "Idempotency-Key {:?} was first used at {} for a different request, which {made}. \
+                     {} by this request. If you meant the same {}, do not send it again: GET {} to \
+                     see it. Only for a genuinely different {} use a new key.",
+                    original.key.as_str(),
+                    links::rfc3339(original.created_at),
+                    w.nothing,
+                    w.intent,
+                    links::operation(original.action, &original.key),
+                    w.intent,
+                )
+            }
+            Self::InProgress {
+                action,
+                retry_after,
+            } => format!(
+                "Another attempt with this Idempotency-Key is still running. {} by this one. \
+                 Retry the same request with the same key in {} s.",
+                wording(*action).nothing,
+                retry_after.as_secs().max(1)
             ),
             Self::Validation(v) => format!(
                 "{} field(s) are not valid; see errors. Nothing was changed and no Idempotency-Key \
                  was used up: correct the input and send it again.",
                 v.len()
             ),
+            Self::VersionMismatch { expected, current } => format!(
+                "If-Match expected version {expected}, but the ticket is at version {current}: \
+                 someone changed it since you read it. Nothing was changed and the \
+                 Idempotency-Key was not used up. GET the ticket to see it as it is now, decide \
+                 again, and send your change with `If-Match: \"{current}\"` if it still applies."
+            ),
+            Self::TransitionNotAllowed { from, to, allowed } => format!(
+                "A ticket that is {} cannot move to {}; from {} it may move to {}. Nothing was \
+                 changed and the Idempotency-Key was not used up: send a move that is allowed \
+                 (with the same key if you like). Waiting will not change this.",
+                from.as_str(),
+                to.as_str(),
+                from.as_str(),
+                allowed
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" or ")
+            ),
+            Self::NotOnThisBackend(action) => format!(
+                "This deployment makes its tickets in an external provider, where {action} is not \
+                 available yet: only {} is. {} and the Idempotency-Key was not used up.",
+                Action::CreateTicket,
+                wording(*action).nothing
+            ),
             Self::ProviderRejected(why) => format!(
                 "The ticket provider refused the ticket: {why}. Nothing was created and the \
                  Idempotency-Key was not used up: correct the request and send it again."
             ),
-            Self::ProviderUnavailable(why) => format!(
+            Self::ProviderUnavailable { why, retry_after } => format!(
                 "{why} Nothing was created and the Idempotency-Key was not used up: retry the \
                  same request with the same key in {} s.",
-                PROVIDER_RETRY_AFTER.as_secs()
+                retry_after.as_secs().max(1)
             ),
-            Self::MalformedJson(why) => {
-                format!("The body is not valid JSON: {why}. Nothing was created.")
+            Self::MalformedJson { why, action } => {
+                format!(
+                    "The body is not valid JSON: {why}. {}",
+                    nothing_done(*action)
+                )
             }
-            Self::InvalidBody(why) => {
-                format!("The body has the wrong shape: {why}. Nothing was created.")
+            Self::InvalidBody { why, action } => {
+                format!(
+                    "The body has the wrong shape: {why}. {}",
+                    nothing_done(*action)
+                )
             }
-            Self::UnsupportedMediaType => {
-                "Send the body as JSON with `Content-Type: application/json`. Nothing was created."
-                    .into()
-            }
-            Self::PayloadTooLarge => format!(
-                "The body is larger than {} KiB. Nothing was created.",
-                crate::BODY_LIMIT_BYTES / 1024
+            Self::UnsupportedMediaType(action) => match action {
+                Action::UpdateTicket => format!(
+                    "Send the patch as JSON with `Content-Type: application/merge-patch+json` (or \
+                     `application/json`). {}",
+                    nothing_done(*action)
+                ),
+                Action::CreateTicket | Action::TransitionTicket | Action::AddComment => format!(
+                    "Send the body as JSON with `Content-Type: application/json`. {}",
+                    nothing_done(*action)
+                ),
+            },
+            Self::PayloadTooLarge(action) => format!(
+                "The body is larger than {} KiB. {}",
+                crate::BODY_LIMIT_BYTES / 1024,
+                nothing_done(*action)
             ),
             Self::UnsupportedContentEncoding(why) | Self::BadRequest(why) => why.clone(),
             Self::NotFound(what) => format!("{what} was not found."),
             Self::NoRoute => {
                 "Nothing is served at this address; /openapi.json lists every route.".into()
             }
-            Self::OperationNotFound => {
-                "Nothing was recorded for this Idempotency-Key: the create did not happen (or its \
-                 record is past retention). A retry with the same key is safe."
-                    .into()
-            }
+            Self::OperationNotFound(action) => format!(
+                "Nothing was recorded for this Idempotency-Key: the {} did not happen (or its \
+                 record is past retention). A retry with the same key is safe.",
+                wording(*action).noun
+            ),
             Self::NotReady => "The database is not reachable.".into(),
             Self::Internal(_) => {
                 "Something failed on our side and was logged. A write may or may not have \
@@ -194,9 +368,6 @@ impl RestError {
         }
     }
 }
-
-/// How long to wait before retrying when the provider was unreachable.
-pub(crate) const PROVIDER_RETRY_AFTER: Duration = Duration::from_secs(5);
 
 /// What a good key looks like, in messages.
 pub(crate) const EXAMPLE_KEY: &str = "0193a4f2-7c1e-7b8a-9f00-4c2d1e5b6a79";
@@ -226,6 +397,15 @@ impl IntoResponse for RestError {
                 problem.original_created_at = Some(links::rfc3339(original.created_at));
                 problem.original_resource = original.resource.map(links::ticket);
             }
+            Self::VersionMismatch { expected, current } => {
+                problem.expected_version = Some(expected.get());
+                problem.current_version = Some(current.get());
+            }
+            Self::TransitionNotAllowed { from, to, allowed } => {
+                problem.from = Some(from.as_str());
+                problem.to = Some(to.as_str());
+                problem.allowed_moves = Some(allowed.iter().map(|s| s.as_str()).collect());
+            }
             _ => {}
         }
         let mut response = problem.into_response();
@@ -247,16 +427,11 @@ impl IntoResponse for RestError {
                     ),
                 );
             }
-            Self::InProgress(after) => {
+            Self::InProgress { retry_after, .. }
+            | Self::ProviderUnavailable { retry_after, .. } => {
                 headers.insert(
                     header::RETRY_AFTER,
-                    HeaderValue::from(after.as_secs().max(1)),
-                );
-            }
-            Self::ProviderUnavailable(_) => {
-                headers.insert(
-                    header::RETRY_AFTER,
-                    HeaderValue::from(PROVIDER_RETRY_AFTER.as_secs()),
+                    HeaderValue::from(retry_after.as_secs().max(1)),
                 );
             }
             Self::KeyReused(original) => {

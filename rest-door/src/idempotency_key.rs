@@ -2,61 +2,82 @@
 //! or an RFC 8941 string (as the IETF httpapi draft defines it).
 
 use http::HeaderMap;
-use kitchen::OperationKey;
+use kitchen::{Action, MAX_KEY_LEN, MIN_KEY_LEN, OperationKey};
 
-use crate::error::{EXAMPLE_KEY, RestError};
+use crate::error::{self, EXAMPLE_KEY, RestError};
 
 /// The header's name.
 pub const IDEMPOTENCY_KEY: &str = "idempotency-key";
 
 /// The header as the OpenAPI document describes it: what [`from_headers`]
 /// accepts, so that a value the schema calls valid is never refused. Bare:
-/// 8 to 255 printable ASCII characters without spaces, not starting with
+/// a key of printable ASCII characters without spaces, not starting with
 /// `"`. Quoted (RFC 8941 sf-string): such a key between double quotes, `"`
 /// and `\` escaped by a backslash; `maxLength` counts the quotes and
-/// escapes too, so the schema leaves out the quoted keys longer than 255
-/// characters in all that the server also reads. No `example`: a fixed
+/// escapes too, so the schema leaves out the quoted keys longer than the
+/// longest key in all that the server also reads. No `example`: a fixed
 /// example key would be sent with every generated body, and a key names
 /// one request.
-#[derive(utoipa::IntoParams)]
-#[into_params(parameter_in = Header)]
-#[expect(
-    dead_code,
-    reason = "never built: only its derived OpenAPI parameter is used"
-)]
-pub(crate) struct IdempotencyKeyHeader {
-    /// Names the ticket you intend: a fresh UUID per new ticket (e.g.
-    /// `0193a4f2-7c1e-7b8a-9f00-4c2d1e5b6a79`), sent unchanged on every
-    /// retry. 8 to 255 printable ASCII characters without spaces, bare or
-    /// as an RFC 8941 quoted string.
-    #[param(
-        rename = "Idempotency-Key",
-        required = true,
-        min_length = 8,
-        max_length = 255,
-        pattern = r#"^(?:[!#-~][!-~]{7,254}|"(?:[!#-\[\]-~]|\\["\\]){8,253}")$"#
-    )]
-    idempotency_key: String,
+pub(crate) struct IdempotencyKeyHeader;
+
+impl utoipa::IntoParams for IdempotencyKeyHeader {
+    fn into_params(
+        _: impl Fn() -> Option<utoipa::openapi::path::ParameterIn>,
+    ) -> Vec<utoipa::openapi::path::Parameter> {
+        vec![crate::schema::parameter(
+            "Idempotency-Key",
+            utoipa::openapi::path::ParameterIn::Header,
+            true,
+            "Names the effect you intend (a ticket to create, a change, a move, a comment): a \
+             fresh UUID per new effect (e.g. `0193a4f2-7c1e-7b8a-9f00-4c2d1e5b6a79`), sent \
+             unchanged on every retry. Printable ASCII characters without spaces, bare or as an \
+             RFC 8941 quoted string.",
+            key_header_schema(),
+        )]
+    }
 }
 
-/// The operation key a write names, or why there is none.
-pub fn from_headers(headers: &HeaderMap) -> Result<OperationKey, RestError> {
+/// The schema of the header's value, its lengths from the kitchen's.
+fn key_header_schema() -> utoipa::openapi::schema::Object {
+    use utoipa::openapi::schema::{ObjectBuilder, SchemaType, Type};
+    let pattern = format!(
+        r#"^(?:[!#-~][!-~]{{{},{}}}|"(?:[!#-\[\]-~]|\\["\\]){{{},{}}}")$"#,
+        MIN_KEY_LEN - 1,
+        MAX_KEY_LEN - 1,
+        MIN_KEY_LEN,
+        MAX_KEY_LEN - 2,
+    );
+    ObjectBuilder::new()
+        .schema_type(SchemaType::Type(Type::String))
+        .min_length(Some(MIN_KEY_LEN))
+        .max_length(Some(MAX_KEY_LEN))
+        .pattern(Some(pattern))
+        .build()
+}
+
+/// The operation key a write of `action` names, or why there is none.
+pub fn from_headers(headers: &HeaderMap, action: Action) -> Result<OperationKey, RestError> {
+    let malformed = |why: String| {
+        RestError::MalformedIdempotencyKey(format!("{why} {}", error::nothing_done(action)))
+    };
     let mut values = headers.get_all(IDEMPOTENCY_KEY).iter();
-    let value = values.next().ok_or(RestError::MissingIdempotencyKey)?;
+    let value = values
+        .next()
+        .ok_or(RestError::MissingIdempotencyKey(action))?;
     if values.next().is_some() {
-        return Err(RestError::MalformedIdempotencyKey(format!(
+        return Err(malformed(format!(
             "Send exactly one Idempotency-Key header, for example `Idempotency-Key: {EXAMPLE_KEY}`."
         )));
     }
     let raw = value.to_str().map_err(|_| {
-        RestError::MalformedIdempotencyKey(format!(
+        malformed(format!(
             "The Idempotency-Key must be printable ASCII, for example `{EXAMPLE_KEY}`."
         ))
     })?;
     let raw = raw.trim_matches(|c| c == ' ' || c == '\t');
     let key = if raw.starts_with('"') {
         unquote_sf_string(raw).ok_or_else(|| {
-            RestError::MalformedIdempotencyKey(format!(
+            malformed(format!(
                 "The Idempotency-Key starts with a double quote but is not a valid RFC 8941 \
                  string. Send it bare (`{EXAMPLE_KEY}`) or quoted (`\"{EXAMPLE_KEY}\"`)."
             ))
@@ -64,7 +85,7 @@ pub fn from_headers(headers: &HeaderMap) -> Result<OperationKey, RestError> {
     } else {
         raw.to_owned()
     };
-    OperationKey::parse(key).map_err(|e| RestError::MalformedIdempotencyKey(e.to_string()))
+    OperationKey::parse(key).map_err(|e| malformed(e.to_string()))
 }
 
 /// The content of an RFC 8941 sf-string: `"` … `"` with `\"` and `\\` as
@@ -100,7 +121,7 @@ mod tests {
                 HeaderValue::from_str(v).expect("header value"),
             );
         }
-        from_headers(&headers)
+        from_headers(&headers, Action::CreateTicket)
             .map(|k| k.as_str().to_owned())
             .map_err(|e| format!("{e:?}"))
     }

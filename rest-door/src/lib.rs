@@ -14,9 +14,15 @@
 //! - [`auth`]: bearer token to tenant, as middleware (also used for `/mcp`).
 //! - [`error`]: [`RestError`], the one enum of failures and its one status
 //!   match; [`problem`]: the problem document and its kinds.
-//! - `routes`: one module per resource (tickets, operations, health,
-//!   problems, telemetry: `/metrics` and `/v1/stats`).
-//! - `idempotency_key`, `json_body`: reading the key header and the body.
+//! - `routes`: one module per resource (tickets, transitions, comments,
+//!   history, operations, health, problems, telemetry: `/metrics` and
+//!   `/v1/stats`); `routes::writes` is what every write shares (the
+//!   attempt, the key, the one translation of an outcome), `routes::pages`
+//!   how lists are paged.
+//! - `idempotency_key`, `json_body`, `versions`: reading the key header,
+//!   the body, and `If-Match` (and writing `ETag`).
+//! - `schema`: the bodies as the OpenAPI document describes them, their
+//!   limits taken from the kitchen's constants.
 //! - `links`: every address the door hands out.
 
 use axum::Router;
@@ -40,11 +46,12 @@ pub mod problem;
 mod routes;
 mod schema;
 mod state;
+mod versions;
 
 pub use error::RestError;
 pub use idempotency_key::IDEMPOTENCY_KEY;
 pub use problem::{PROBLEM_JSON, Problem, ProblemKind};
-pub use routes::tickets::IDEMPOTENT_REPLAYED;
+pub use routes::writes::IDEMPOTENT_REPLAYED;
 pub use state::DoorState;
 
 /// Largest request body accepted, in bytes (64 KiB).
@@ -54,13 +61,16 @@ pub const BODY_LIMIT_BYTES: usize = 64 * 1024;
 #[openapi(
     info(
         title = "Retry-safe tickets",
-        description = "A ticket service where a retried create never makes a second ticket. \
+        description = "A ticket service where a retried write never happens twice: a retried \
+            create makes no second ticket, a retried change, move or comment is not applied again. \
             Every write carries an Idempotency-Key; a lost answer can be recovered with \
-            GET /v1/operations/create_ticket/{key}. Errors are RFC 9457 problem documents.",
+            GET /v1/operations/{action}/{key}. Ticket answers carry the version as an ETag, and \
+            If-Match makes a change conditional on it. Errors are RFC 9457 problem documents.",
     ),
     modifiers(&BearerAuth),
     tags(
-        (name = "tickets", description = "Create and read tickets"),
+        (name = "tickets", description = "Create, read, change and move tickets, and read their history"),
+        (name = "comments", description = "Comment on tickets and read the comments"),
         (name = "operations", description = "Find out what happened to a write"),
         (name = "health", description = "Liveness and readiness"),
         (name = "problems", description = "What each problem type means"),
@@ -84,7 +94,11 @@ impl utoipa::Modify for BearerAuth {
 fn v1_routes() -> OpenApiRouter<DoorState> {
     OpenApiRouter::new()
         .routes(routes!(routes::tickets::create, routes::tickets::list))
-        .routes(routes!(routes::tickets::get))
+        .routes(routes!(routes::tickets::get, routes::tickets::update))
+        .routes(routes!(routes::transitions::transition))
+        .routes(routes!(routes::comments::add, routes::comments::list))
+        .routes(routes!(routes::comments::get))
+        .routes(routes!(routes::history::list))
         .routes(routes!(routes::operations::get))
         .routes(routes!(routes::telemetry::stats))
 }

@@ -1,6 +1,6 @@
 //! The addresses the REST door hands out, built in one place.
 
-use kitchen::{Action, OperationKey, TicketId};
+use kitchen::{Action, CommentId, OperationKey, TicketId};
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use time::OffsetDateTime;
 
@@ -15,6 +15,11 @@ const PATH_SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
 /// `/v1/tickets/{id}`.
 pub fn ticket(id: TicketId) -> String {
     format!("/v1/tickets/{id}")
+}
+
+/// `/v1/tickets/{id}/comments/{comment_id}`.
+pub fn comment(ticket: TicketId, id: CommentId) -> String {
+    format!("/v1/tickets/{ticket}/comments/{id}")
 }
 
 /// `/v1/operations/{action}/{key}`, the key percent-encoded.

@@ -45,33 +45,39 @@ kinds! {
     UNAUTHORIZED = "unauthorized", UNAUTHORIZED, "Missing or invalid bearer token",
         "Send `Authorization: Bearer <token>` with a token issued by `tickets token issue`.";
     IDEMPOTENCY_KEY_MISSING = "idempotency-key-missing", BAD_REQUEST, "Idempotency-Key header is required",
-        "Every write needs an `Idempotency-Key` header naming the intended effect: a fresh UUID per new ticket, reused unchanged on every retry.";
+        "Every write needs an `Idempotency-Key` header naming the intended effect (a ticket to create, an edit, a move, a comment): a fresh UUID per new effect, reused unchanged on every retry.";
     IDEMPOTENCY_KEY_MALFORMED = "idempotency-key-malformed", BAD_REQUEST, "Idempotency-Key header is malformed",
         "The key must be 8 to 255 printable ASCII characters without spaces, sent bare or as an RFC 8941 quoted string. A UUID is a good key.";
     IDEMPOTENCY_KEY_REUSED = "idempotency-key-reused", UNPROCESSABLE_ENTITY, "Idempotency-Key was used for a different request",
-        "The key already names another request, so nothing was created by this one. If you meant the same ticket, it exists: `original_resource` is the ticket and `original_operation` its status resource. Only a genuinely different ticket takes a new key.";
+        "The key already names another request, so nothing was written by this one. If you meant the same effect, it happened: `original_resource` is its ticket and `original_operation` its status resource. Only a genuinely different effect takes a new key.";
     OPERATION_IN_PROGRESS = "operation-in-progress", CONFLICT, "An earlier attempt with this key is still running",
-        "Nothing was created by this attempt. Retry the same request with the same key after Retry-After seconds.";
+        "Nothing was written by this attempt. Retry the same request with the same key after Retry-After seconds.";
     VALIDATION_FAILED = "validation-failed", BAD_REQUEST, "The request is not valid",
-        "`errors` lists each field and why. Nothing was created and the key was not used: correct the input and send it again, with the same key if you like.";
+        "`errors` lists each field and why. Nothing was written and the key was not used: correct the input and send it again, with the same key if you like.";
     MALFORMED_JSON = "malformed-json", BAD_REQUEST, "The body is not valid JSON",
-        "Send a JSON object. Nothing was created and the key was not used.";
+        "Send a JSON object. Nothing was written and the key was not used.";
     INVALID_BODY = "invalid-body", BAD_REQUEST, "The body does not have the expected shape",
-        "The JSON parsed but a field has the wrong type or is unknown. Nothing was created and the key was not used.";
+        "The JSON parsed but is not an object, or a field has the wrong type or is unknown (detail names it). Nothing was written and the key was not used.";
     UNSUPPORTED_MEDIA_TYPE = "unsupported-media-type", UNSUPPORTED_MEDIA_TYPE, "Body must be application/json",
-        "Send the body with `Content-Type: application/json`. Nothing was created and the key was not used.";
+        "Send the body with `Content-Type: application/json` (a PATCH may also use `application/merge-patch+json`). Nothing was written and the key was not used.";
     PAYLOAD_TOO_LARGE = "payload-too-large", PAYLOAD_TOO_LARGE, "The body is too large",
-        "Bodies are limited to 64 KiB. Nothing was created and the key was not used.";
+        "Bodies are limited to 64 KiB. Nothing was written and the key was not used.";
     UNSUPPORTED_CONTENT_ENCODING = "unsupported-content-encoding", UNSUPPORTED_MEDIA_TYPE, "Content-Encoding not supported",
-        "Send the body uncompressed, or gzip-compressed with `Content-Encoding: gzip`. Nothing was created and the key was not used.";
+        "Send the body uncompressed, or gzip-compressed with `Content-Encoding: gzip`. Nothing was written and the key was not used.";
     BAD_REQUEST = "bad-request", BAD_REQUEST, "The request could not be understood",
-        "A path segment, query parameter or header is not valid, or the body could not be read; detail says which. Nothing was created and the key was not used.";
+        "A path segment, query parameter or header (such as If-Match) is not valid, or the body could not be read; detail says which. Nothing was written and the key was not used.";
+    VERSION_MISMATCH = "version-mismatch", PRECONDITION_FAILED, "The ticket is not at the version you expected",
+        "If-Match named a version the ticket is no longer at: someone changed it since you read it. `expected_version` is what you sent, `current_version` what it is now. Nothing was written and the key was not used: GET the ticket, decide again on what it says now, and send the change with its new ETag.";
+    TRANSITION_NOT_ALLOWED = "transition-not-allowed", CONFLICT, "The ticket cannot move to that status",
+        "The status machine does not allow this move from where the ticket is (staying put is not a move). `from` is its status, `to` where you asked to go, `allowed_moves` where it may go from here. Nothing was written and the key was not used; waiting does not help, so there is no Retry-After.";
+    NOT_ON_THIS_BACKEND = "not-on-this-backend", NOT_IMPLEMENTED, "Not available where this service keeps its tickets",
+        "This deployment makes its tickets in an external provider, and only creating tickets is sent there so far. Nothing was written and the key was not used.";
     PROVIDER_REJECTED = "provider-rejected", UNPROCESSABLE_ENTITY, "The ticket provider refused the ticket",
         "The system that keeps the tickets refused this one on its merits (its words are in detail). Nothing was created and the key was not used up: correct the request and send it again, with the same key if you like.";
     PROVIDER_UNAVAILABLE = "provider-unavailable", SERVICE_UNAVAILABLE, "The ticket provider could not be reached",
         "The system that keeps the tickets could not be reached, so nothing was sent and nothing was created. The key was not used up: retry the same request with the same key after Retry-After seconds.";
     NOT_FOUND = "not-found", NOT_FOUND, "Not found",
-        "Nothing exists at this address for your tenant.";
+        "Nothing exists at this address for your tenant. A write to a ticket your tenant does not have wrote nothing and left its key unused.";
     OPERATION_NOT_FOUND = "operation-not-found", NOT_FOUND, "Nothing was recorded for this key",
         "No attempt with this key was recorded for your tenant (or its record is past retention): a retry with the same key is safe.";
     METHOD_NOT_ALLOWED = "method-not-allowed", METHOD_NOT_ALLOWED, "Method not allowed",
@@ -150,6 +156,27 @@ pub struct Problem {
     /// with a reworded body finds its ticket here instead of making another.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub original_resource: Option<String>,
+    /// For `version-mismatch`: the version `If-Match` named.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1)]
+    pub expected_version: Option<i64>,
+    /// For `version-mismatch`: the ticket's version now.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1)]
+    pub current_version: Option<i64>,
+    /// For `transition-not-allowed`: the ticket's status now.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = crate::schema::status_schema)]
+    pub from: Option<&'static str>,
+    /// For `transition-not-allowed`: the status asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = crate::schema::status_schema)]
+    pub to: Option<&'static str>,
+    /// For `transition-not-allowed`: where the ticket may move from its
+    /// status now (never empty: every status has a way out).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = crate::schema::statuses_schema)]
+    pub allowed_moves: Option<Vec<&'static str>>,
 }
 
 /// The `type` member's schema: one of the documented problem types.
@@ -180,6 +207,11 @@ impl Problem {
             original_operation: None,
             original_created_at: None,
             original_resource: None,
+            expected_version: None,
+            current_version: None,
+            from: None,
+            to: None,
+            allowed_moves: None,
         }
     }
 }

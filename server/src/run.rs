@@ -75,7 +75,7 @@ pub async fn run(cli: Cli, otlp: Option<OtlpTarget>) -> anyhow::Result<()> {
                     "TICKETS_TOKEN is unknown or revoked; issue one with: tickets token issue <tenant>"
                 );
             };
-            tracing::info!(tenant = %tenant.name, "serving MCP over stdio");
+            tracing::info!(tenant = %tenant.tenant.name, "serving MCP over stdio");
             mcp_door::serve_stdio(kitchen.clone(), tenant, Metrics::with_otlp(otlp.as_ref()))
                 .await?;
             reconciler.abort();

@@ -2,7 +2,9 @@
 
 Runs the failure-window checks over Streamable HTTP in three protocol eras
 (the 2026-07-28 stateless revision, the SDK's default initialize handshake,
-and an initialize at 2025-06-18), then over stdio (`tickets mcp-stdio`).
+and an initialize at 2025-06-18), the ticket lifecycle (update_ticket,
+transition_ticket, add_comment, list_comments, get_operation_status by
+action), then over stdio (`tickets mcp-stdio`).
 Needs BASE_URL, ACME_TOKEN, GLOBEX_TOKEN, DATABASE_URL and TICKETS_BIN
 (run.sh sets them). Prints one PASS/FAIL line per check and a total.
 """
@@ -208,6 +210,176 @@ async def failure_windows(era):
         )
 
 
+async def call(client, tool, arguments):
+    result = await client.call_tool(tool, arguments)
+    return result.is_error, result.structured_content
+
+
+async def lifecycle(era):
+    tag = f"[lifecycle {era}]"
+    async with http_session(ACME, era) as (client, _):
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+
+        def hints(name):
+            a = tools[name].annotations if name in tools else None
+            return a and (a.read_only_hint, a.destructive_hint, a.idempotent_hint, a.open_world_hint)
+
+        check(
+            f"{tag} write tools are idempotent and closed-world; only update_ticket is destructive",
+            hints("update_ticket") == (False, True, True, False)
+            and hints("transition_ticket") == (False, False, True, False)
+            and hints("add_comment") == (False, False, True, False),
+            str([hints(n) for n in ("update_ticket", "transition_ticket", "add_comment")]),
+        )
+        check(
+            f"{tag} list_comments is read-only and idempotent",
+            hints("list_comments") == (True, None, True, False),
+            str(hints("list_comments")),
+        )
+        action_enum = tools["get_operation_status"].input_schema["properties"]["action"]["enum"]
+        check(
+            f"{tag} get_operation_status takes an action",
+            action_enum == ["create_ticket", "update_ticket", "transition_ticket", "add_comment"],
+            str(action_enum),
+        )
+
+        project = fresh_project()
+        made = await create(client, str(uuid.uuid4()), project, "Disk full")
+        ticket_id = made.structured_content["ticket"]["id"]
+
+        # update_ticket, and its replay after the ticket changed again.
+        key = str(uuid.uuid4())
+        args = {
+            "ticket_id": ticket_id,
+            "title": "Disk full on db-1",
+            "assignee": "Ada",
+            "expected_version": 1,
+            "operation_id": key,
+        }
+        err1, first = await call(client, "update_ticket", args)
+        _, other = await call(
+            client, "update_ticket", {"ticket_id": ticket_id, "priority": "high", "operation_id": str(uuid.uuid4())}
+        )
+        err2, again = await call(client, "update_ticket", args)
+        check(
+            f"{tag} update_ticket updates, and a retry replays the first result",
+            not err1
+            and not err2
+            and first["status"] == "updated"
+            and first["ticket"]["version"] == 2
+            and again["status"] == "replayed"
+            and again["ticket"] == first["ticket"]
+            and other["ticket"]["version"] == 3,
+            f"{first} / {again}",
+        )
+        _, removed = await call(
+            client, "update_ticket", {"ticket_id": ticket_id, "assignee": None, "operation_id": str(uuid.uuid4())}
+        )
+        check(
+            f"{tag} null unassigns; left out keeps",
+            removed["ticket"]["assignee"] is None and removed["ticket"]["title"] == "Disk full on db-1",
+            str(removed),
+        )
+        stale_key = str(uuid.uuid4())
+        err, stale = await call(
+            client,
+            "update_ticket",
+            {"ticket_id": ticket_id, "title": "Stale", "expected_version": 1, "operation_id": stale_key},
+        )
+        _, unused = await call(
+            client, "get_operation_status", {"operation_id": stale_key, "action": "update_ticket"}
+        )
+        check(
+            f"{tag} a stale expected_version is a tool error that keeps the key",
+            err
+            and stale["status"] == "version_mismatch"
+            and stale["current_version"] == 4
+            and "get_ticket" in stale["next_step"]
+            and unused["state"] == "not_found",
+            f"{stale} / {unused}",
+        )
+
+        # transition_ticket: a move not allowed, then an allowed one.
+        key = str(uuid.uuid4())
+        err, refused = await call(
+            client, "transition_ticket", {"ticket_id": ticket_id, "to": "closed", "operation_id": key}
+        )
+        check(
+            f"{tag} a move not allowed is a tool error naming allowed_moves",
+            err and refused["status"] == "transition_not_allowed" and refused["allowed_moves"] == ["in_progress"],
+            str(refused),
+        )
+        args = {"ticket_id": ticket_id, "to": "in_progress", "reason": "On it", "operation_id": key}
+        err1, moved = await call(client, "transition_ticket", args)
+        err2, moved_again = await call(client, "transition_ticket", args)
+        check(
+            f"{tag} transition_ticket moves with the same (unused) key, and a retry replays",
+            not err1
+            and not err2
+            and moved["status"] == "updated"
+            and moved["ticket"]["status"] == "in_progress"
+            and moved_again["status"] == "replayed"
+            and moved_again["ticket"] == moved["ticket"],
+            f"{moved} / {moved_again}",
+        )
+
+        # add_comment and its replay; list_comments.
+        comment_key = str(uuid.uuid4())
+        args = {"ticket_id": ticket_id, "body": "Freed 20 GB.", "operation_id": comment_key}
+        err1, added = await call(client, "add_comment", args)
+        err2, added_again = await call(client, "add_comment", args)
+        check(
+            f"{tag} add_comment adds once; a retry replays the same comment",
+            not err1
+            and not err2
+            and added["status"] == "created"
+            and added_again["status"] == "replayed"
+            and added_again["comment"] == added["comment"],
+            f"{added} / {added_again}",
+        )
+        err, listed = await call(client, "list_comments", {"ticket_id": ticket_id})
+        check(
+            f"{tag} list_comments shows the one comment",
+            not err and listed["comments"] == [added["comment"]] and listed["next_cursor"] is None,
+            str(listed),
+        )
+
+        # get_operation_status, by action.
+        _, by_update = await call(
+            client, "get_operation_status", {"operation_id": stale_key, "action": "update_ticket"}
+        )
+        _, by_transition = await call(
+            client, "get_operation_status", {"operation_id": key, "action": "transition_ticket"}
+        )
+        _, by_comment = await call(
+            client, "get_operation_status", {"operation_id": comment_key, "action": "add_comment"}
+        )
+        _, by_default = await call(client, "get_operation_status", {"operation_id": comment_key})
+        check(
+            f"{tag} get_operation_status finds each write by its action",
+            by_update["state"] == "not_found"
+            and by_transition["state"] == "succeeded"
+            and by_transition["ticket"] == moved["ticket"]
+            and by_comment["state"] == "succeeded"
+            and by_comment["comment"] == added["comment"]
+            and by_default["action"] == "create_ticket"
+            and by_default["state"] == "not_found",
+            f"{by_transition} / {by_comment} / {by_default}",
+        )
+
+    # Another tenant's ticket: not found, for every tool that names one.
+    async with http_session(GLOBEX, era) as (globex, _):
+        answers = [
+            await call(globex, "update_ticket", {"ticket_id": ticket_id, "title": "Mine", "operation_id": str(uuid.uuid4())}),
+            await call(globex, "add_comment", {"ticket_id": ticket_id, "body": "Peek", "operation_id": str(uuid.uuid4())}),
+        ]
+        check(
+            f"{tag} another tenant's ticket is not found",
+            all(err and body["status"] == "not_found" for err, body in answers),
+            str(answers),
+        )
+
+
 def rest_create(key, project, title):
     request = urllib.request.Request(
         f"{BASE_URL}/v1/tickets",
@@ -276,6 +448,8 @@ async def stdio(era):
 async def main():
     for era in ("2026-07-28", "legacy", "2025-06-18"):
         await failure_windows(era)
+    for era in ("2026-07-28", "2025-06-18"):
+        await lifecycle(era)
     await cross_door()
     await unauthorized()
     for era in ("2026-07-28", "legacy"):

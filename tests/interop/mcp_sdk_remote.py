@@ -1,7 +1,8 @@
 """The MCP door over the remote backend, driven by the official Python `mcp`
 SDK: a lost provider answer is `status: unknown` (not an error) pointing to
 get_operation_status; that tool reconciles and returns the ticket; the
-retry replays; the provider simulator counts one ticket.
+retry replays; the provider simulator counts one ticket. The other writes
+(only create_ticket is sent to a provider) are refused as tool errors.
 
 Then, against SLOW_URL (the same backend with a request timeout shorter
 than the provider's answer), a create the server stops waiting for: the SDK
@@ -78,6 +79,16 @@ async def main():
                 "the retry replays the same ticket",
                 r.get("status") == "replayed" and (r.get("ticket") or {}).get("id") == ticket,
                 r,
+            )
+            update = await client.call_tool(
+                "update_ticket",
+                {"ticket_id": ticket, "title": "Renamed", "operation_id": str(uuid.uuid4())},
+            )
+            u = update.structured_content or {}
+            check(
+                "update_ticket is refused on this backend, as a tool error",
+                update.is_error and u.get("status") == "not_on_this_backend",
+                u,
             )
     counts = sim("/_sim/counts")
     made = sum(t == title for r in counts["by_external_ref"] for t in r["titles"])

@@ -60,6 +60,63 @@ check "no token answers 401" 401 "$code"
 code="$(curl -sS -o /dev/null -w '%{http_code}' "$BASE_URL/v1/tickets" -H "Authorization: Bearer $ACME_TOKEN" -H "Idempotency-Key: $fresh" -H 'Content-Type: text/plain' -d "$body")"
 check "wrong content type answers 415" 415 "$code"
 
+# The lifecycle: a conditional change, a move, a comment; each replayed.
+ticket="$BASE_URL$location"
+send() { # method, url, key, content type, body, [If-Match] -> $hdr, $out
+    local extra=()
+    [ -n "${6:-}" ] && extra=(-H "If-Match: $6")
+    curl -sS -o "$out" -D "$hdr" -X "$1" "$2" \
+        -H "Authorization: Bearer $ACME_TOKEN" -H "Idempotency-Key: $3" \
+        -H "Content-Type: $4" "${extra[@]}" -d "$5"
+}
+change="$(cat /proc/sys/kernel/random/uuid)"
+send PATCH "$ticket" "$change" application/merge-patch+json '{"assignee":"Ada"}' '"1"'
+check "PATCH with If-Match answers 200" 200 "$(status)"
+check "PATCH answers the new ETag" '"2"' "$(header etag)"
+changed="$(cat "$out")"
+send PATCH "$ticket" "$change" application/merge-patch+json '{"assignee":"Ada"}' '"1"'
+check "PATCH retry answers 200" 200 "$(status)"
+check "PATCH retry is marked replayed" true "$(header idempotent-replayed)"
+check "PATCH retry has the first ETag" '"2"' "$(header etag)"
+check "PATCH retry body is byte-identical" "$changed" "$(cat "$out")"
+stale="$(cat /proc/sys/kernel/random/uuid)"
+send PATCH "$ticket" "$stale" application/merge-patch+json '{"assignee":"Bob"}' '"1"'
+check "a stale If-Match answers 412" 412 "$(status)"
+check "412 is version-mismatch" '"type":"/problems/version-mismatch"' "$(grep -o '"type":"/problems/version-mismatch"' "$out")"
+op="$(curl -sS -o /dev/null -w '%{http_code}' "$BASE_URL/v1/operations/update_ticket/$stale" -H "Authorization: Bearer $ACME_TOKEN")"
+check "the stale change used no key" 404 "$op"
+
+move="$(cat /proc/sys/kernel/random/uuid)"
+send POST "$ticket/transitions" "$move" application/json '{"to":"closed"}'
+check "an illegal move answers 409" 409 "$(status)"
+check "409 is transition-not-allowed" '"type":"/problems/transition-not-allowed"' "$(grep -o '"type":"/problems/transition-not-allowed"' "$out")"
+check "409 names the allowed moves" '"allowed_moves":["in_progress"]' "$(grep -o '"allowed_moves":\[[^]]*\]' "$out")"
+check "transition-not-allowed has no Retry-After" "" "$(header retry-after)"
+send POST "$ticket/transitions" "$move" application/json '{"to":"in_progress"}'
+check "a legal move with the same key answers 200" 200 "$(status)"
+check "the move answers the new ETag" '"3"' "$(header etag)"
+moved="$(cat "$out")"
+send POST "$ticket/transitions" "$move" application/json '{"to":"in_progress"}'
+check "move retry is marked replayed" true "$(header idempotent-replayed)"
+check "move retry body is byte-identical" "$moved" "$(cat "$out")"
+
+note="$(cat /proc/sys/kernel/random/uuid)"
+send POST "$ticket/comments" "$note" application/json '{"body":"Rotating logs."}'
+check "a comment answers 201" 201 "$(status)"
+comment_location="$(header location)"
+check "the comment has a Location" "$location/comments/" "${comment_location:0:$((${#location} + 10))}"
+commented="$(cat "$out")"
+send POST "$ticket/comments" "$note" application/json '{"body":"Rotating logs."}'
+check "comment retry answers 201" 201 "$(status)"
+check "comment retry is marked replayed" true "$(header idempotent-replayed)"
+check "comment retry has the same Location" "$comment_location" "$(header location)"
+check "comment retry body is byte-identical" "$commented" "$(cat "$out")"
+code="$(curl -sS -o "$out" -w '%{http_code}' "$BASE_URL$comment_location" -H "Authorization: Bearer $ACME_TOKEN")"
+check "the comment's Location answers 200" 200 "$code"
+check "the comment reads as it was answered" "$commented" "$(cat "$out")"
+entries="$(curl -sS "$ticket/history" -H "Authorization: Bearer $ACME_TOKEN" | grep -o '"action":' | wc -l | tr -d ' ')"
+check "history: create, change, move, comment (no replays)" 4 "$entries"
+
 count="$(curl -sS "$BASE_URL/v1/tickets?limit=200" -H "Authorization: Bearer $ACME_TOKEN" | grep -o '"id":' | wc -l | tr -d ' ')"
 check "acme has exactly one ticket" 1 "$count"
 code="$(curl -sS -o "$out" -w '%{http_code}' --compressed "$BASE_URL/openapi.json")"

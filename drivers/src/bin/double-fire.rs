@@ -27,8 +27,8 @@ struct Args {
     /// Base URL of a second instance on the same database (check 9).
     #[arg(long)]
     second_url: Option<String>,
-    /// A shell command that restarts the server after check 8 crashes it
-    /// (the server must be a fault-injection build).
+    /// A shell command that restarts the server after checks 8, 17 and 23
+    /// crash it (the server must be a fault-injection build).
     #[arg(long)]
     restart_cmd: Option<String>,
     /// Run the whole set N times with fresh keys and report totals.
@@ -37,8 +37,9 @@ struct Args {
     /// Write the report as JSON to this file.
     #[arg(long)]
     json: Option<std::path::PathBuf>,
-    /// Sabotage: retries in checks 5, 8 and 9 use a fresh key, to see the
-    /// faults produce the duplicates the checks catch. Those checks FAIL.
+    /// Sabotage: retries in checks 5, 8, 9, 21 and 23 use a fresh key, to
+    /// see the faults produce the duplicates (or wrong answers) the checks
+    /// catch. Those checks FAIL.
     #[arg(long)]
     fresh_key_retries: bool,
     /// The provider simulator's URL, when the server runs with

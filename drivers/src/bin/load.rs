@@ -31,7 +31,8 @@ enum WorkloadArg {
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum CeilingKind {
-    /// Claim + ticket insert, committed: the create transaction.
+    /// The create transaction: claim, ticket insert, history entry, result,
+    /// committed.
     Create,
     /// The operation record by primary key: the replay read.
     Read,
@@ -85,7 +86,7 @@ enum Command {
         seconds: f64,
     },
     /// Print a pgbench script that runs the store's own statements (the
-    /// create transaction, or the replay read) for a tenant.
+    /// create's write transaction, or the replay read) for a tenant.
     PgbenchScript {
         /// Which path.
         #[arg(long, value_enum)]
@@ -174,7 +175,12 @@ async fn main() -> anyhow::Result<()> {
                         title: Some("Ceiling".into()),
                         ..Default::default()
                     };
-                    kitchen.create_ticket(tenant, &key, &draft).await?;
+                    let primed = kitchen.create_ticket(tenant, &key, &draft).await?;
+                    anyhow::ensure!(
+                        matches!(primed, kitchen::Outcome::Created(_)),
+                        "could not make the record the read ceiling reads: {}",
+                        primed.name()
+                    );
                     kitchen::bench::read_ceiling(&kitchen, tenant, &key, concurrency, duration)
                         .await?
                 }
@@ -214,6 +220,15 @@ async fn ceiling_tenant(kitchen: &Kitchen) -> anyhow::Result<kitchen::TenantId> 
 }
 
 /// The store's statements with pgbench-side values for their parameters.
+///
+/// The create ceiling is the store's write transaction for a create: BEGIN,
+/// the claim, the ticket, its first history entry, the result on the claimed
+/// row, COMMIT; the four statements carry one key and one ticket id per
+/// transaction. pgbench substitutes `:name` with a variable (also inside
+/// quotes), and `\gset` makes the columns of a query's one row variables: so
+/// one SELECT, right after BEGIN, makes the per-transaction values. It
+/// stands where the store sets its lock bound (`set_config`), so the script
+/// makes as many round trips as the store's transaction.
 fn pgbench_script(kind: CeilingKind, tenant: &str, key: &str) -> String {
     let quote = |s: &str| format!("'{}'", s.replace('\'', "''"));
     let bind = |sql: &str, values: &[String]| {
@@ -225,41 +240,151 @@ fn pgbench_script(kind: CeilingKind, tenant: &str, key: &str) -> String {
         sql
     };
     let tenant = format!("{}::uuid", quote(tenant));
+    let action = quote(kitchen::Action::CreateTicket.as_str());
     match kind {
         CeilingKind::Create => {
+            let key = "':key'".to_owned();
+            let ticket = "':ticket'::uuid".to_owned();
+            // As a create stores them: the ticket's JSON (with its real id)
+            // and the changes of its first history entry.
             let snapshot = quote(
-                r#"{"id":"00000000-0000-0000-0000-000000000000","project_id":"ceiling","title":"Ceiling","description":null,"priority":"normal","status":"open","created_at":"2026-01-01T00:00:00Z"}"#,
+                r#"{"id":":ticket","project_id":"ceiling","title":"Ceiling","description":null,"priority":"normal","status":"open","created_at":"2026-01-01T00:00:00Z","version":1}"#,
             );
-            let create = bind(
-                kitchen::bench::CREATE_POSTGRES,
+            let changes = quote(
+                r#"{"priority":{"from":null,"to":"normal"},"project_id":{"from":null,"to":"ceiling"},"status":{"from":null,"to":"open"},"title":{"from":null,"to":"Ceiling"}}"#,
+            );
+            let retained = format!(
+                "now() + interval '{} seconds'",
+                kitchen::DEFAULT_RETENTION.whole_seconds()
+            );
+            let claim = bind(
+                kitchen::bench::CLAIM,
                 &[
-                    tenant,
-                    "'create_ticket'".into(),
-                    "gen_random_uuid()::text".into(),
-                    "1::smallint".into(),
-                    quote("0000000000000000000000000000000000000000000000000000000000000000"),
-                    "'succeeded'".into(),
-                    "gen_random_uuid()".into(),
-                    snapshot,
+                    tenant.clone(),
+                    action.clone(),
+                    key.clone(),
+                    format!("{}::smallint", kitchen::FINGERPRINT_VERSION),
+                    quote(&"0".repeat(64)),
+                    quote(kitchen::OperationState::Succeeded.as_str()),
+                    // The claim records no result yet: FINISH does.
+                    "NULL".into(),
+                    "NULL".into(),
                     "now()".into(),
-                    "now() + interval '30 days'".into(),
+                    retained,
+                ],
+            );
+            let insert_ticket = bind(
+                kitchen::bench::INSERT_TICKET,
+                &[
+                    ticket.clone(),
+                    tenant.clone(),
                     "'ceiling'".into(),
                     "'Ceiling'".into(),
                     "NULL".into(),
                     "'normal'".into(),
                     "'open'".into(),
                     "now()".into(),
+                    "NULL".into(),
+                    "NULL".into(),
+                    kitchen::Version::FIRST.get().to_string(),
+                    "NULL".into(),
                 ],
             );
-            // One statement is one transaction (autocommit), as in the store.
-            format!("{create};\n")
+            let insert_history = bind(
+                kitchen::bench::INSERT_HISTORY,
+                &[
+                    "':entry'::uuid".into(),
+                    tenant.clone(),
+                    ticket.clone(),
+                    action.clone(),
+                    key.clone(),
+                    "NULL".into(),
+                    changes,
+                    kitchen::Version::FIRST.get().to_string(),
+                    "now()".into(),
+                ],
+            );
+            let finish = bind(
+                kitchen::bench::FINISH,
+                &[tenant, action, key, ticket, snapshot],
+            );
+            // Time-ordered ids, as the store's (UUID v7: the milliseconds
+            // first), so the indexes grow at their right edge as they do
+            // under the service; random ids would scatter the inserts.
+            let v7 = "(lpad(to_hex((extract(epoch FROM clock_timestamp()) * 1000)::bigint), 12, '0') \
+                      || '7' || substr(md5(random()::text), 1, 19))";
+            format!(
+                "BEGIN;\n\
+                 SELECT {v7} AS key, {v7}::uuid AS ticket, {v7}::uuid AS entry \\gset\n\
+                 {claim};\n{insert_ticket};\n{insert_history};\n{finish};\n\
+                 COMMIT;\n"
+            )
         }
         CeilingKind::Read => {
             let read = bind(
                 kitchen::bench::SELECT_OPERATION,
-                &[tenant, "'create_ticket'".into(), quote(key)],
+                &[tenant, action, quote(key)],
             );
             format!("{read};\n")
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A statement up to its first parameter: what binding leaves as is.
+    fn statement_head(sql: &str) -> &str {
+        &sql[..sql.find('$').unwrap_or(sql.len())]
+    }
+
+    #[test]
+    fn the_create_ceiling_is_the_stores_write_transaction() {
+        let script = pgbench_script(
+            CeilingKind::Create,
+            "00000000-0000-0000-0000-000000000001",
+            "",
+        );
+        let lines: Vec<&str> = script.lines().collect();
+        assert_eq!(lines.first(), Some(&"BEGIN;"), "{script}");
+        assert_eq!(lines.last(), Some(&"COMMIT;"), "{script}");
+        assert!(lines[1].ends_with("AS entry \\gset"), "{script}");
+        // The store's four statements, in its order, each with every
+        // parameter bound.
+        let statements = [
+            kitchen::bench::CLAIM,
+            kitchen::bench::INSERT_TICKET,
+            kitchen::bench::INSERT_HISTORY,
+            kitchen::bench::FINISH,
+        ];
+        for (line, sql) in lines[2..6].iter().zip(statements) {
+            assert!(line.starts_with(statement_head(sql)), "{line}");
+            assert!(!line.contains('$'), "a parameter is left unbound: {line}");
+        }
+        // One key and one ticket id per transaction, in every statement
+        // that names them.
+        for (line, names) in lines[2..6].iter().zip([
+            &[":key"][..],
+            &[":ticket"],
+            &[":key", ":ticket", ":entry"],
+            &[":key", ":ticket"],
+        ]) {
+            for name in names {
+                assert!(line.contains(&format!("'{name}'")), "{name} in {line}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_read_ceiling_is_the_replays_read() {
+        let script = pgbench_script(
+            CeilingKind::Read,
+            "00000000-0000-0000-0000-000000000001",
+            "it's-a-key",
+        );
+        assert!(script.starts_with(statement_head(kitchen::bench::SELECT_OPERATION)));
+        assert!(script.contains("'it''s-a-key'"), "{script}");
+        assert!(!script.contains('$'), "{script}");
     }
 }

@@ -1,18 +1,145 @@
-//! The nine checks. Each makes up its own project, so the count it reads
-//! back from the server holds exactly its own tickets.
+//! Checks 1 to 9 and 18 to 23. Each makes up its own ground (a project for
+//! a create, a fresh ticket for the other actions), so what it reads back
+//! from the server holds exactly its own effects.
+//!
+//! The policies every write action keeps ([`Policy`]) are each written once,
+//! for any action: create_ticket runs them as checks 2, 3, 4, 5, 7 and 8,
+//! the lifecycle actions as checks 18 to 23.
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use futures::future::join_all;
+use kitchen::{Action, TicketStatus, Version};
 
-use super::doors::{Answer, Caller, Door, Ticket};
+use super::doors::{Answer, Caller, Door, Ticket, Write};
 use super::report::{CheckResult, Verdict};
 use super::{CRASH_AFTER_COMMIT, CRASH_AFTER_DISPATCH, Options, Target};
 use crate::fault_proxy::FaultProxy;
 
 const RACERS: usize = 32;
+
+/// The actions that change a ticket after its creation (checks 18 to 23):
+/// every action but create_ticket, so a new one is checked as soon as
+/// [`Checks::intent`] knows how to ask for it (the compiler points there).
+pub(crate) fn lifecycle() -> impl Iterator<Item = Action> {
+    Action::ALL
+        .into_iter()
+        .filter(|action| *action != Action::CreateTicket)
+}
+
+/// A promise every write action keeps, checked by one function for any
+/// action.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Policy {
+    /// The same key and request twice: one effect, identical answer.
+    RetrySameKey,
+    /// The same key with another request: a conflict, still one effect.
+    ChangedRequest,
+    /// 32 identical calls at once: one effect.
+    Concurrent,
+    /// The answer is lost after the commit; the retry replays.
+    ResponseLost,
+    /// Done through one door, retried through the other: replayed.
+    CrossDoor,
+    /// The server dies right after the commit; after a restart the retry
+    /// replays.
+    CrashAfterCommit,
+}
+
+impl Policy {
+    /// Every policy, in the order of their numbers.
+    pub(crate) const ALL: [Policy; 6] = [
+        Policy::RetrySameKey,
+        Policy::ChangedRequest,
+        Policy::Concurrent,
+        Policy::ResponseLost,
+        Policy::CrossDoor,
+        Policy::CrashAfterCommit,
+    ];
+
+    /// The check's number: create_ticket keeps the number its check has
+    /// always had; the lifecycle actions share one number per policy.
+    fn number(self, action: Action) -> u8 {
+        let (create, lifecycle) = match self {
+            Policy::RetrySameKey => (2, 18),
+            Policy::ChangedRequest => (3, 19),
+            Policy::Concurrent => (4, 20),
+            Policy::ResponseLost => (5, 21),
+            Policy::CrossDoor => (7, 22),
+            Policy::CrashAfterCommit => (8, 23),
+        };
+        match action {
+            Action::CreateTicket => create,
+            Action::UpdateTicket | Action::TransitionTicket | Action::AddComment => lifecycle,
+        }
+    }
+
+    fn slug(self) -> String {
+        match self {
+            Policy::RetrySameKey => "retry-same-key".into(),
+            Policy::ChangedRequest => "same-key-changed-request".into(),
+            Policy::Concurrent => format!("concurrent-{RACERS}"),
+            Policy::ResponseLost => "response-lost".into(),
+            Policy::CrossDoor => "cross-door".into(),
+            Policy::CrashAfterCommit => "crash-after-commit".into(),
+        }
+    }
+
+    /// The check of this policy for `action` through `doors` (`rest`,
+    /// `rest->mcp`, …). A create's name is the one it has always had.
+    pub(crate) fn check(self, action: Action, doors: &str) -> CheckId {
+        let name = match action {
+            Action::CreateTicket => format!("{} [{doors}]", self.slug()),
+            Action::UpdateTicket | Action::TransitionTicket | Action::AddComment => {
+                format!("{} {action} [{doors}]", self.slug())
+            }
+        };
+        CheckId {
+            number: self.number(action),
+            name,
+            action,
+        }
+    }
+}
+
+/// Which check a result belongs to.
+pub(crate) struct CheckId {
+    number: u8,
+    name: String,
+    action: Action,
+}
+
+impl CheckId {
+    /// A check only create_ticket has (1, 6, 9, 10 to 17).
+    pub(crate) fn create(number: u8, name: String) -> Self {
+        Self {
+            number,
+            name,
+            action: Action::CreateTicket,
+        }
+    }
+}
+
+/// One intended effect: the write, another request for the same key, and
+/// where the server's state for it is read.
+pub(crate) struct Intent {
+    write: Write,
+    changed: Write,
+    ground: Ground,
+}
+
+/// Where a check reads what exists.
+enum Ground {
+    /// The tickets of a project made up for the check.
+    Project(String),
+    /// A ticket made for the check: its history entries of the action, one
+    /// per version past the first.
+    Versions(String),
+    /// A ticket made for the check: its comments, one history entry each.
+    Comments(String),
+}
 
 pub(crate) struct Checks<'a> {
     target: &'a Target,
@@ -24,7 +151,7 @@ pub(crate) struct Checks<'a> {
 
 /// What a check saw, before it is judged.
 pub(crate) struct Seen {
-    pub(crate) tickets: Vec<String>,
+    pub(crate) effects: Vec<String>,
     pub(crate) intended: usize,
 }
 
@@ -44,7 +171,7 @@ impl<'a> Checks<'a> {
         }
     }
 
-    /// A ticket in a project of its own.
+    /// The deployment under test.
     pub(crate) fn target(&self) -> &Target {
         self.target
     }
@@ -54,6 +181,7 @@ impl<'a> Checks<'a> {
         self.caller.wait_ready(&self.target.base_url, 100).await
     }
 
+    /// A ticket in a project of its own.
     pub(crate) fn ticket(&self, title: &str) -> Ticket {
         let n = self.next.fetch_add(1, Ordering::Relaxed);
         Ticket {
@@ -81,6 +209,16 @@ impl<'a> Checks<'a> {
             .await
     }
 
+    async fn write(&self, door: Door, key: &str, write: &Write) -> Answer {
+        self.write_at(&self.target.base_url, door, key, write).await
+    }
+
+    async fn write_at(&self, base: &str, door: Door, key: &str, write: &Write) -> Answer {
+        self.caller
+            .write(base, door, &self.target.token, Some(key), write)
+            .await
+    }
+
     pub(crate) async fn count(&self, ticket: &Ticket) -> Result<Vec<String>, String> {
         self.caller
             .count(
@@ -92,26 +230,167 @@ impl<'a> Checks<'a> {
             .map_err(|e| format!("cannot read the server's tickets: {e}"))
     }
 
-    /// Judges a check: it passes when `ok` holds and exactly `intended`
-    /// tickets exist.
+    /// A write of `action` on ground of its own: a new project for a
+    /// create; for the other actions a ticket made for it now (open, at
+    /// version 1), which is not one of the check's effects. Each changed
+    /// request, had the key not stopped it, would make a second effect the
+    /// ground truth shows.
+    async fn intent(&self, action: Action, label: &str) -> Result<Intent, String> {
+        let ticket = self.ticket(label);
+        let intent = match action {
+            Action::CreateTicket => {
+                let changed = Ticket {
+                    title: format!("{} (changed)", ticket.title),
+                    ..ticket.clone()
+                };
+                Intent {
+                    ground: Ground::Project(ticket.project_id.clone()),
+                    write: Write::Create(ticket),
+                    changed: Write::Create(changed),
+                }
+            }
+            Action::UpdateTicket => {
+                let ticket_id = self.subject(action, &ticket).await?;
+                let edit = |title: String| Write::Update {
+                    ticket_id: ticket_id.clone(),
+                    title,
+                    // What a careful client sends; its retries must still
+                    // replay, though the ticket has moved past that version.
+                    expected_version: Some(Version::FIRST.get()),
+                };
+                Intent {
+                    write: edit(format!("{} (edited)", ticket.title)),
+                    changed: edit(format!("{} (edited otherwise)", ticket.title)),
+                    ground: Ground::Versions(ticket_id),
+                }
+            }
+            Action::TransitionTicket => {
+                let ticket_id = self.subject(action, &ticket).await?;
+                let to = |status: TicketStatus| Write::Transition {
+                    ticket_id: ticket_id.clone(),
+                    to: status.as_str().into(),
+                    reason: Some(ticket.title.clone()),
+                };
+                Intent {
+                    write: to(TicketStatus::InProgress),
+                    changed: to(TicketStatus::Resolved),
+                    ground: Ground::Versions(ticket_id),
+                }
+            }
+            Action::AddComment => {
+                let ticket_id = self.subject(action, &ticket).await?;
+                let comment = |body: String| Write::Comment {
+                    ticket_id: ticket_id.clone(),
+                    body,
+                };
+                Intent {
+                    write: comment(ticket.title.clone()),
+                    changed: comment(format!("{} (changed)", ticket.title)),
+                    ground: Ground::Comments(ticket_id),
+                }
+            }
+        };
+        Ok(intent)
+    }
+
+    /// Makes `ticket` (over REST, with a key of its own) for a check of
+    /// `action` to work on; its id.
+    async fn subject(&self, action: Action, ticket: &Ticket) -> Result<String, String> {
+        match self.create(Door::Rest, Some(&self.key()), ticket).await {
+            Answer::Created { id, .. } => Ok(id),
+            other => Err(format!(
+                "could not create the ticket to {action} on: {}",
+                short(&other)
+            )),
+        }
+    }
+
+    /// The intent's effects that exist, read from the server.
+    async fn effects(&self, intent: &Intent) -> Result<Vec<String>, String> {
+        let (base, token) = (&self.target.base_url, &self.target.token);
+        let action = intent.write.action();
+        let unreadable = |what: &str, e: anyhow::Error| format!("cannot read the {what}: {e}");
+        // The history is read for both ticket grounds: each effect is one
+        // entry, and the entries must agree with what else the ticket shows.
+        let (ticket, other) = match &intent.ground {
+            Ground::Project(project) => {
+                return self
+                    .caller
+                    .count(base, token, project)
+                    .await
+                    .map_err(|e| unreadable("server's tickets", e));
+            }
+            Ground::Versions(ticket) => {
+                let version = self
+                    .caller
+                    .version(base, token, ticket)
+                    .await
+                    .map_err(|e| unreadable("ticket's version", e))?;
+                // Only this action wrote to the ticket since it was made.
+                let edits = usize::try_from(version - Version::FIRST.get()).unwrap_or(usize::MAX);
+                (ticket, (edits, format!("version {version}")))
+            }
+            Ground::Comments(ticket) => {
+                let comments = self
+                    .caller
+                    .comments(base, token, ticket)
+                    .await
+                    .map_err(|e| unreadable("ticket's comments", e))?;
+                let n = comments.len();
+                (ticket, (n, format!("{n} comment(s)")))
+            }
+        };
+        let entries = self
+            .caller
+            .history(base, token, ticket, action)
+            .await
+            .map_err(|e| unreadable("ticket's history", e))?;
+        let (expected, shown) = other;
+        if entries.len() == expected {
+            Ok(entries)
+        } else {
+            Err(format!(
+                "the ticket's history holds {} {action} entries but the ticket shows {shown}",
+                entries.len()
+            ))
+        }
+    }
+
+    async fn seen(&self, intent: &Intent, intended: usize) -> Result<Seen, String> {
+        self.effects(intent)
+            .await
+            .map(|effects| Seen { effects, intended })
+    }
+
+    /// Judges a check: it passes when `ok` holds and exactly the intended
+    /// effects exist.
     pub(crate) fn judge(
-        number: u8,
-        name: String,
+        check: CheckId,
         seen: Result<Seen, String>,
         ok: bool,
         detail: String,
     ) -> CheckResult {
+        let CheckId {
+            number,
+            name,
+            action,
+        } = check;
         match seen {
             Err(e) => CheckResult {
                 number,
                 name,
+                action,
                 verdict: Verdict::Fail,
-                tickets: Vec::new(),
+                effects: Vec::new(),
                 intended: 0,
-                detail: e,
+                detail: if detail.is_empty() {
+                    e
+                } else {
+                    format!("{detail}; {e}")
+                },
             },
             Ok(seen) => {
-                let exact = seen.tickets.len() == seen.intended;
+                let exact = seen.effects.len() == seen.intended;
                 let verdict = if ok && exact {
                     Verdict::Pass
                 } else {
@@ -121,16 +400,17 @@ impl<'a> Checks<'a> {
                     detail
                 } else {
                     format!(
-                        "{detail}; expected {} ticket(s), found {}",
+                        "{detail}; expected {} effect(s), found {}",
                         seen.intended,
-                        seen.tickets.len()
+                        seen.effects.len()
                     )
                 };
                 CheckResult {
                     number,
                     name,
+                    action,
                     verdict,
-                    tickets: seen.tickets,
+                    effects: seen.effects,
                     intended: seen.intended,
                     detail,
                 }
@@ -138,15 +418,38 @@ impl<'a> Checks<'a> {
         }
     }
 
-    pub(crate) fn skip(number: u8, name: String, why: &str) -> CheckResult {
+    /// A check that could not run as designed: it fails, saying why.
+    pub(crate) fn broken(check: CheckId, why: String) -> CheckResult {
+        Self::judge(check, Err(why), false, String::new())
+    }
+
+    pub(crate) fn skip(check: CheckId, why: &str) -> CheckResult {
         CheckResult {
-            number,
-            name,
+            number: check.number,
+            name: check.name,
+            action: check.action,
             verdict: Verdict::Skip,
-            tickets: Vec::new(),
+            effects: Vec::new(),
             intended: 0,
             detail: why.to_owned(),
         }
+    }
+
+    /// `policy` for `action`, through each door (for cross-door: first
+    /// through it, then retried through the other).
+    pub(super) async fn policy(&self, policy: Policy, action: Action) -> Vec<CheckResult> {
+        let mut results = Vec::new();
+        for door in Door::BOTH {
+            results.push(match policy {
+                Policy::RetrySameKey => self.retry_same_key(action, door).await,
+                Policy::ChangedRequest => self.changed_request(action, door).await,
+                Policy::Concurrent => self.concurrent(action, door).await,
+                Policy::ResponseLost => self.response_lost(action, door).await,
+                Policy::CrossDoor => self.cross_door(action, door, door.other()).await,
+                Policy::CrashAfterCommit => self.crash_after_commit(action, door).await,
+            });
+        }
+        results
     }
 
     /// Check 1: Without a stable key, a retry duplicates; without any key, the
@@ -157,7 +460,7 @@ impl<'a> Checks<'a> {
         let retry = self.create(door, Some(&self.key()), &ticket).await;
         let keyless = self.create(door, None, &ticket).await;
         let refused = match (door, &keyless) {
-            (Door::Rest, Answer::Refused(status)) => status == "400",
+            (Door::Rest, Answer::Refused(status)) => status == "400 idempotency-key-missing",
             (Door::Mcp, Answer::Refused(status)) => status == "invalid",
             _ => false,
         };
@@ -172,115 +475,103 @@ impl<'a> Checks<'a> {
             if duplicated { "yes" } else { "no" }
         );
         // The duplicate is the point: judge against the two tickets it makes.
-        let seen = tickets.map(|tickets| Seen {
-            tickets,
+        let seen = tickets.map(|effects| Seen {
+            effects,
             intended: 2,
         });
-        let mut result = Self::judge(1, format!("control [{door}]"), seen, ok, detail);
+        let mut result = Self::judge(
+            CheckId::create(1, format!("control [{door}]")),
+            seen,
+            ok,
+            detail,
+        );
         result.intended = 0; // not an intended effect: kept out of the totals
         result
     }
 
-    /// Check 2: The same key and request twice: one ticket, identical result.
-    pub(super) async fn retry_same_key(&self, door: Door) -> CheckResult {
-        let ticket = self.ticket("retry");
+    /// Checks 2 and 18: The same key and request twice: one effect,
+    /// identical answer.
+    async fn retry_same_key(&self, action: Action, door: Door) -> CheckResult {
+        let check = Policy::RetrySameKey.check(action, &door.to_string());
+        let intent = match self.intent(action, "retry").await {
+            Ok(intent) => intent,
+            Err(why) => return Self::broken(check, why),
+        };
         let key = self.key();
-        let first = self.create(door, Some(&key), &ticket).await;
-        let retry = self.create(door, Some(&key), &ticket).await;
+        let first = self.write(door, &key, &intent.write).await;
+        let retry = self.write(door, &key, &intent.write).await;
         let ok = matches!(first, Answer::Created { .. })
             && matches!(retry, Answer::Replayed { .. })
-            && first.ticket() == retry.ticket()
+            && first.id() == retry.id()
             && first.body() == retry.body();
         let detail = format!("first: {}, retry: {}", short(&first), short(&retry));
-        let seen = self.count(&ticket).await.map(|tickets| Seen {
-            tickets,
-            intended: 1,
-        });
-        Self::judge(2, format!("retry-same-key [{door}]"), seen, ok, detail)
+        Self::judge(check, self.seen(&intent, 1).await, ok, detail)
     }
 
-    /// Check 3: The same key with another request: a conflict, still one ticket.
-    pub(super) async fn changed_request(&self, door: Door) -> CheckResult {
-        let ticket = self.ticket("changed");
-        let key = self.key();
-        let first = self.create(door, Some(&key), &ticket).await;
-        let changed = Ticket {
-            title: format!("{} (changed)", ticket.title),
-            ..ticket.clone()
+    /// Checks 3 and 19: The same key with another request: a conflict,
+    /// still one effect.
+    async fn changed_request(&self, action: Action, door: Door) -> CheckResult {
+        let check = Policy::ChangedRequest.check(action, &door.to_string());
+        let intent = match self.intent(action, "changed").await {
+            Ok(intent) => intent,
+            Err(why) => return Self::broken(check, why),
         };
-        let second = self.create(door, Some(&key), &changed).await;
+        let key = self.key();
+        let first = self.write(door, &key, &intent.write).await;
+        let second = self.write(door, &key, &intent.changed).await;
         let ok = matches!(first, Answer::Created { .. }) && second == Answer::Conflict;
         let detail = format!(
             "first: {}, changed request: {}",
             short(&first),
             short(&second)
         );
-        let seen = self.count(&ticket).await.map(|tickets| Seen {
-            tickets,
-            intended: 1,
-        });
-        Self::judge(
-            3,
-            format!("same-key-changed-request [{door}]"),
-            seen,
-            ok,
-            detail,
-        )
+        Self::judge(check, self.seen(&intent, 1).await, ok, detail)
     }
 
-    /// Check 4: 32 identical calls at once: one ticket.
-    pub(super) async fn concurrent(&self, door: Door) -> CheckResult {
-        let ticket = self.ticket("concurrent");
+    /// Checks 4 and 20: 32 identical calls at once: one effect.
+    async fn concurrent(&self, action: Action, door: Door) -> CheckResult {
+        let check = Policy::Concurrent.check(action, &door.to_string());
+        let intent = match self.intent(action, "concurrent").await {
+            Ok(intent) => intent,
+            Err(why) => return Self::broken(check, why),
+        };
         let key = self.key();
-        let answers = join_all((0..RACERS).map(|_| self.create(door, Some(&key), &ticket))).await;
+        let answers = join_all((0..RACERS).map(|_| self.write(door, &key, &intent.write))).await;
         let (ok, detail) = judge_race(&answers);
-        let seen = self.count(&ticket).await.map(|tickets| Seen {
-            tickets,
-            intended: 1,
-        });
-        Self::judge(4, format!("concurrent-{RACERS} [{door}]"), seen, ok, detail)
+        Self::judge(check, self.seen(&intent, 1).await, ok, detail)
     }
 
-    /// Check 5: The answer is lost after the commit; the retry returns the original.
-    pub(super) async fn response_lost(&self, door: Door) -> CheckResult {
-        let name = format!("response-lost [{door}]");
+    /// Checks 5 and 21: The answer is lost after the commit; the retry
+    /// returns the original.
+    async fn response_lost(&self, action: Action, door: Door) -> CheckResult {
+        let check = Policy::ResponseLost.check(action, &door.to_string());
         let proxy = match self.proxy(&self.target.base_url).await {
             Ok(p) => p,
-            Err(e) => return Self::skip(5, name, &e),
+            Err(e) => return Self::skip(check, &e),
         };
-        let ticket = self.ticket("lost");
+        let intent = match self.intent(action, "lost").await {
+            Ok(intent) => intent,
+            Err(why) => return Self::broken(check, why),
+        };
         let key = self.key();
         let lost = self
-            .caller
-            .create(
-                &proxy.base_url(),
-                door,
-                &self.target.token,
-                Some(&key),
-                &ticket,
-            )
+            .write_at(&proxy.base_url(), door, &key, &intent.write)
             .await;
-        let retry = self
-            .create(door, Some(&self.retry_key(&key)), &ticket)
-            .await;
+        let retry = self.write(door, &self.retry_key(&key), &intent.write).await;
         let ok = matches!(lost, Answer::Lost(_)) && matches!(retry, Answer::Replayed { .. });
         let detail = format!(
             "through the fault proxy: {}, retry: {}",
             short(&lost),
             short(&retry)
         );
-        let seen = self.count(&ticket).await.map(|tickets| Seen {
-            tickets,
-            intended: 1,
-        });
-        Self::judge(5, name, seen, ok, detail)
+        Self::judge(check, self.seen(&intent, 1).await, ok, detail)
     }
 
     /// Check 6: The same key under another tenant: its own ticket, nothing leaked.
     pub(super) async fn other_tenant(&self, door: Door) -> CheckResult {
-        let name = format!("other-tenant [{door}]");
+        let check = CheckId::create(6, format!("other-tenant [{door}]"));
         let Some(other) = &self.target.other_token else {
-            return Self::skip(6, name, "needs a second tenant's token (--other-token)");
+            return Self::skip(check, "needs a second tenant's token (--other-token)");
         };
         let ticket = self.ticket("tenant");
         let key = self.key();
@@ -297,59 +588,56 @@ impl<'a> Checks<'a> {
             .unwrap_or(usize::MAX);
         let ok = matches!(mine, Answer::Created { .. })
             && matches!(theirs, Answer::Created { .. })
-            && mine.ticket() != theirs.ticket()
+            && mine.id() != theirs.id()
             && theirs_count == 1;
         let detail = format!(
             "this tenant: {}, other tenant with the same key: {} (it sees {theirs_count} ticket(s))",
             short(&mine),
             short(&theirs)
         );
-        let seen = self.count(&ticket).await.map(|tickets| Seen {
-            tickets,
+        let seen = self.count(&ticket).await.map(|effects| Seen {
+            effects,
             intended: 1,
         });
-        Self::judge(6, name, seen, ok, detail)
+        Self::judge(check, seen, ok, detail)
     }
 
-    /// Check 7: Created through one door, retried through the other: replayed.
-    pub(super) async fn cross_door(&self, first_door: Door, retry_door: Door) -> CheckResult {
-        let ticket = self.ticket("cross");
+    /// Checks 7 and 22: Done through one door, retried through the other:
+    /// replayed.
+    async fn cross_door(&self, action: Action, first_door: Door, retry_door: Door) -> CheckResult {
+        let check = Policy::CrossDoor.check(action, &format!("{first_door}->{retry_door}"));
+        let intent = match self.intent(action, "cross").await {
+            Ok(intent) => intent,
+            Err(why) => return Self::broken(check, why),
+        };
         let key = self.key();
-        let first = self.create(first_door, Some(&key), &ticket).await;
-        let retry = self.create(retry_door, Some(&key), &ticket).await;
+        let first = self.write(first_door, &key, &intent.write).await;
+        let retry = self.write(retry_door, &key, &intent.write).await;
         let ok = matches!(first, Answer::Created { .. })
             && matches!(retry, Answer::Replayed { .. })
-            && first.ticket() == retry.ticket();
+            && first.id() == retry.id();
         let detail = format!(
             "{first_door}: {}, then {retry_door}: {}",
             short(&first),
             short(&retry)
         );
-        let seen = self.count(&ticket).await.map(|tickets| Seen {
-            tickets,
-            intended: 1,
-        });
-        Self::judge(
-            7,
-            format!("cross-door [{first_door}->{retry_door}]"),
-            seen,
-            ok,
-            detail,
-        )
+        Self::judge(check, self.seen(&intent, 1).await, ok, detail)
     }
 
-    /// Check 8: The server dies right after the commit; after a restart the retry
-    /// returns the original.
-    pub(super) async fn crash_after_commit(&self, door: Door) -> CheckResult {
-        let name = format!("crash-after-commit [{door}]");
+    /// Checks 8 and 23: The server dies right after the commit; after a
+    /// restart the retry returns the original.
+    async fn crash_after_commit(&self, action: Action, door: Door) -> CheckResult {
+        let check = Policy::CrashAfterCommit.check(action, &door.to_string());
         let Some(restart) = &self.target.restart else {
             return Self::skip(
-                8,
-                name,
+                check,
                 "needs a way to restart the server (--restart-cmd) and a fault-injection build",
             );
         };
-        let ticket = self.ticket("crash");
+        let intent = match self.intent(action, "crash").await {
+            Ok(intent) => intent,
+            Err(why) => return Self::broken(check, why),
+        };
         // With a ticket provider there is no local commit: the crash comes
         // right after the dispatch, before its answer is recorded.
         let prefix = if self.target.provider.is_some() {
@@ -358,59 +646,37 @@ impl<'a> Checks<'a> {
             CRASH_AFTER_COMMIT
         };
         let key = format!("{prefix}{}", self.key());
-        let crashed = self.create(door, Some(&key), &ticket).await;
+        let crashed = self.write(door, &key, &intent.write).await;
         if let Err(e) = restart.restart().await {
-            return Self::judge(
-                8,
-                name,
-                Err(format!("restart failed: {e}")),
-                false,
-                String::new(),
-            );
+            return Self::broken(check, format!("restart failed: {e}"));
         }
-        if !self.caller.wait_ready(&self.target.base_url, 100).await {
-            return Self::judge(
-                8,
-                name,
-                Err("the server did not come back".into()),
-                false,
-                String::new(),
-            );
+        if !self.wait_ready().await {
+            return Self::broken(check, "the server did not come back".into());
         }
-        let retry_key = if self.options.fresh_key_retries {
-            self.key()
-        } else {
-            key
-        };
-        let retry = self.create(door, Some(&retry_key), &ticket).await;
+        let retry = self.write(door, &self.retry_key(&key), &intent.write).await;
         let ok = matches!(crashed, Answer::Lost(_)) && matches!(retry, Answer::Replayed { .. });
         let detail = format!(
             "crashing call: {}, retry after restart: {}",
             short(&crashed),
             short(&retry)
         );
-        let seen = self.count(&ticket).await.map(|tickets| Seen {
-            tickets,
-            intended: 1,
-        });
-        Self::judge(8, name, seen, ok, detail)
+        Self::judge(check, self.seen(&intent, 1).await, ok, detail)
     }
 
     /// Check 9: Two instances on one database: lost on A, retried on B; and 32
     /// identical calls split over A and B.
     pub(super) async fn two_instances(&self) -> CheckResult {
-        let name = "two-instances [rest+mcp]".to_owned();
+        let check = CheckId::create(9, "two-instances [rest+mcp]".to_owned());
         let Some(b) = &self.target.second_base_url else {
             return Self::skip(
-                9,
-                name,
+                check,
                 "needs a second instance on the same database (--second-url)",
             );
         };
         let a = &self.target.base_url;
         let proxy = match self.proxy(a).await {
             Ok(p) => p,
-            Err(e) => return Self::skip(9, name, &e),
+            Err(e) => return Self::skip(check, &e),
         };
         let lost_ticket = self.ticket("instances-lost");
         let key = self.key();
@@ -458,7 +724,7 @@ impl<'a> Checks<'a> {
             (Ok(mut x), Ok(y)) => {
                 x.extend(y);
                 Ok(Seen {
-                    tickets: x,
+                    effects: x,
                     intended: 2,
                 })
             }
@@ -469,7 +735,7 @@ impl<'a> Checks<'a> {
             short(&lost),
             short(&retry)
         );
-        Self::judge(9, name, seen, first_ok && race_ok, detail)
+        Self::judge(check, seen, first_ok && race_ok, detail)
     }
 
     async fn proxy(&self, base: &str) -> Result<FaultProxy, String> {
@@ -480,9 +746,9 @@ impl<'a> Checks<'a> {
     }
 }
 
-/// Every racer must get the one ticket (or be told to wait), none an error.
+/// Every racer must get the one effect (or be told to wait), none an error.
 fn judge_race(answers: &[Answer]) -> (bool, String) {
-    let ids: BTreeSet<_> = answers.iter().filter_map(Answer::ticket).collect();
+    let ids: BTreeSet<_> = answers.iter().filter_map(Answer::id).collect();
     let created = answers
         .iter()
         .filter(|a| matches!(a, Answer::Created { .. }))
@@ -500,7 +766,7 @@ fn judge_race(answers: &[Answer]) -> (bool, String) {
         .collect();
     let ok = ids.len() == 1 && created == 1 && other.is_empty();
     let detail = format!(
-        "{} created, {} replayed, {waiting} told to retry later, {} other {other:?}; {} distinct ticket id(s) answered",
+        "{} created, {} replayed, {waiting} told to retry later, {} other {other:?}; {} distinct id(s) answered",
         created,
         answers.len() - created - waiting - other.len(),
         other.len(),
@@ -511,8 +777,8 @@ fn judge_race(answers: &[Answer]) -> (bool, String) {
 
 pub(crate) fn short(answer: &Answer) -> String {
     match answer {
-        Answer::Created { ticket, .. } => format!("created {ticket}"),
-        Answer::Replayed { ticket, .. } => format!("replayed {ticket}"),
+        Answer::Created { id, .. } => format!("created {id}"),
+        Answer::Replayed { id, .. } => format!("replayed {id}"),
         Answer::Conflict => "conflict".into(),
         Answer::InProgress => "in progress".into(),
         Answer::Unknown => "unknown".into(),
@@ -534,4 +800,46 @@ async fn upstream_addr(base: &str) -> Result<SocketAddr, String> {
         .map_err(|e| format!("cannot resolve {host}: {e}"))?
         .next()
         .ok_or_else(|| format!("{host} resolves to nothing"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The table in the module docs (and the README) is how people read a
+    /// report: every check the code numbers must be listed there under
+    /// its number and name.
+    #[test]
+    fn every_policy_check_is_in_the_table() {
+        let docs = include_str!("mod.rs");
+        for policy in Policy::ALL {
+            for action in [Action::CreateTicket, Action::UpdateTicket] {
+                let row = format!("//! | {} | {} |", policy.number(action), policy.slug());
+                assert!(docs.contains(&row), "missing row: {row}");
+            }
+        }
+    }
+
+    #[test]
+    fn each_policy_has_its_own_numbers() {
+        let mut numbers = BTreeSet::new();
+        for policy in Policy::ALL {
+            for action in Action::ALL {
+                numbers.insert((policy.number(action), action == Action::CreateTicket));
+            }
+        }
+        // Two per policy: create_ticket's and the lifecycle actions'.
+        assert_eq!(numbers.len(), 2 * Policy::ALL.len(), "{numbers:?}");
+        for action in lifecycle() {
+            let check = Policy::CrossDoor.check(action, "rest->mcp");
+            assert_eq!(check.name, format!("cross-door {action} [rest->mcp]"));
+        }
+        assert_eq!(
+            Policy::CrossDoor
+                .check(Action::CreateTicket, "rest->mcp")
+                .name,
+            "cross-door [rest->mcp]",
+            "a create's check keeps its name"
+        );
+    }
 }

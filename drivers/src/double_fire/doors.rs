@@ -6,20 +6,30 @@
 
 use std::fmt;
 
+use kitchen::Action;
+use reqwest::Method;
 use serde_json::{Value, json};
 
 /// One of the two doors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Door {
-    /// `POST /v1/tickets` with `Idempotency-Key`.
+    /// The REST routes, with `Idempotency-Key`.
     Rest,
-    /// `tools/call create_ticket` with `operation_id`.
+    /// `tools/call` of the action's tool, with `operation_id`.
     Mcp,
 }
 
 impl Door {
     /// Both doors.
     pub const BOTH: [Door; 2] = [Door::Rest, Door::Mcp];
+
+    /// The other door.
+    pub fn other(self) -> Door {
+        match self {
+            Door::Rest => Door::Mcp,
+            Door::Mcp => Door::Rest,
+        }
+    }
 }
 
 impl fmt::Display for Door {
@@ -31,21 +41,25 @@ impl fmt::Display for Door {
     }
 }
 
-/// What a create attempt came back with.
+/// What a write attempt came back with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Answer {
-    /// A new ticket.
+    /// This attempt performed the write.
     Created {
-        /// Its id.
-        ticket: String,
-        /// The exact body (REST) or structured ticket (MCP) received.
+        /// The id of what the write made or changed: the ticket, or for
+        /// `add_comment` the comment.
+        id: String,
+        /// The exact body (REST) or structured ticket or comment (MCP)
+        /// received.
         body: String,
     },
-    /// The original ticket, replayed.
+    /// The first attempt's answer, replayed.
     Replayed {
-        /// Its id.
-        ticket: String,
-        /// The exact body (REST) or structured ticket (MCP) received.
+        /// The id of what the write made or changed: the ticket, or for
+        /// `add_comment` the comment.
+        id: String,
+        /// The exact body (REST) or structured ticket or comment (MCP)
+        /// received.
         body: String,
     },
     /// The key names another request.
@@ -59,37 +73,186 @@ pub enum Answer {
     /// be reached); the key is not spent: REST `422 provider-rejected` or
     /// `503 provider-unavailable`, MCP `status: not_created`.
     NotCreated(String),
-    /// Refused: bad input, missing key, auth (the status or tool status).
+    /// Refused: bad input, missing key, auth, a version or status the
+    /// ticket is not at (the status and problem type, or the tool status).
     Refused(String),
     /// No answer at all: the connection failed or was cut.
     Lost(String),
 }
 
 impl Answer {
-    /// The ticket id, when the answer carries one.
-    pub fn ticket(&self) -> Option<&str> {
+    /// The id of what the write made or changed, when the answer carries one.
+    pub fn id(&self) -> Option<&str> {
         match self {
-            Answer::Created { ticket, .. } | Answer::Replayed { ticket, .. } => Some(ticket),
-            _ => None,
+            Answer::Created { id, .. } | Answer::Replayed { id, .. } => Some(id),
+            Answer::Conflict
+            | Answer::InProgress
+            | Answer::Unknown
+            | Answer::NotCreated(_)
+            | Answer::Refused(_)
+            | Answer::Lost(_) => None,
         }
     }
 
-    /// The body that carried the ticket.
+    /// The body that carried it.
     pub fn body(&self) -> Option<&str> {
         match self {
             Answer::Created { body, .. } | Answer::Replayed { body, .. } => Some(body),
-            _ => None,
+            Answer::Conflict
+            | Answer::InProgress
+            | Answer::Unknown
+            | Answer::NotCreated(_)
+            | Answer::Refused(_)
+            | Answer::Lost(_) => None,
         }
     }
 }
 
 /// A ticket to ask for.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ticket {
     /// The project slug (unique per check, so counts are exact).
     pub project_id: String,
     /// The title.
     pub title: String,
+}
+
+/// A write to ask a door for: one request of one of the service's actions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Write {
+    /// `create_ticket`: `POST /v1/tickets`.
+    Create(Ticket),
+    /// `update_ticket`: `PATCH /v1/tickets/{id}` setting the title, with
+    /// `If-Match` (MCP `expected_version`) when a version is expected.
+    Update {
+        /// The ticket to edit.
+        ticket_id: String,
+        /// Its new title.
+        title: String,
+        /// Only if the ticket is still at this version.
+        expected_version: Option<i64>,
+    },
+    /// `transition_ticket`: `POST /v1/tickets/{id}/transitions`.
+    Transition {
+        /// The ticket to move.
+        ticket_id: String,
+        /// The status to move it to, e.g. `in_progress`.
+        to: String,
+        /// Why.
+        reason: Option<String>,
+    },
+    /// `add_comment`: `POST /v1/tickets/{id}/comments`.
+    Comment {
+        /// The ticket to comment on.
+        ticket_id: String,
+        /// The comment.
+        body: String,
+    },
+}
+
+impl Write {
+    /// The action this write is.
+    pub fn action(&self) -> Action {
+        match self {
+            Write::Create(_) => Action::CreateTicket,
+            Write::Update { .. } => Action::UpdateTicket,
+            Write::Transition { .. } => Action::TransitionTicket,
+            Write::Comment { .. } => Action::AddComment,
+        }
+    }
+
+    /// The REST request: method, path, body, content type, and the status
+    /// a performed (or replayed) write answers with.
+    fn rest(&self) -> (Method, String, Value, &'static str, u16) {
+        const JSON: &str = "application/json";
+        match self {
+            Write::Create(t) => (
+                Method::POST,
+                "/v1/tickets".into(),
+                json!({"project_id": t.project_id, "title": t.title}),
+                JSON,
+                201,
+            ),
+            Write::Update {
+                ticket_id, title, ..
+            } => (
+                Method::PATCH,
+                format!("/v1/tickets/{ticket_id}"),
+                json!({"title": title}),
+                "application/merge-patch+json",
+                200,
+            ),
+            Write::Transition {
+                ticket_id,
+                to,
+                reason,
+            } => (
+                Method::POST,
+                format!("/v1/tickets/{ticket_id}/transitions"),
+                with_reason(json!({"to": to}), reason),
+                JSON,
+                200,
+            ),
+            Write::Comment { ticket_id, body } => (
+                Method::POST,
+                format!("/v1/tickets/{ticket_id}/comments"),
+                json!({"body": body}),
+                JSON,
+                201,
+            ),
+        }
+    }
+
+    /// The MCP tool's arguments (without `operation_id`).
+    fn mcp_arguments(&self) -> Value {
+        match self {
+            Write::Create(t) => json!({"project_id": t.project_id, "title": t.title}),
+            Write::Update {
+                ticket_id,
+                title,
+                expected_version,
+            } => {
+                let mut arguments = json!({"ticket_id": ticket_id, "title": title});
+                if let Some(version) = expected_version {
+                    arguments["expected_version"] = json!(version);
+                }
+                arguments
+            }
+            Write::Transition {
+                ticket_id,
+                to,
+                reason,
+            } => with_reason(json!({"ticket_id": ticket_id, "to": to}), reason),
+            Write::Comment { ticket_id, body } => json!({"ticket_id": ticket_id, "body": body}),
+        }
+    }
+
+    /// Where the MCP tool result carries what the write made or changed.
+    fn mcp_resource(&self) -> &'static str {
+        match self.action() {
+            Action::AddComment => "comment",
+            Action::CreateTicket | Action::UpdateTicket | Action::TransitionTicket => "ticket",
+        }
+    }
+}
+
+fn with_reason(mut body: Value, reason: &Option<String>) -> Value {
+    if let Some(reason) = reason {
+        body["reason"] = json!(reason);
+    }
+    body
+}
+
+/// The last segment of a problem document's `type`, e.g. `version-mismatch`.
+fn problem_type(body: &str) -> String {
+    serde_json::from_str::<Value>(body)
+        .ok()
+        .and_then(|v| {
+            v["type"]
+                .as_str()
+                .map(|t| t.rsplit('/').next().unwrap_or(t).to_owned())
+        })
+        .unwrap_or_default()
 }
 
 /// An HTTP client for both doors.
@@ -108,26 +271,48 @@ impl Caller {
         key: Option<&str>,
         ticket: &Ticket,
     ) -> Answer {
+        self.write(base, door, token, key, &Write::Create(ticket.clone()))
+            .await
+    }
+
+    /// Sends `write` through `door` at `base`, with `key` (or none).
+    pub async fn write(
+        &self,
+        base: &str,
+        door: Door,
+        token: &str,
+        key: Option<&str>,
+        write: &Write,
+    ) -> Answer {
         match door {
-            Door::Rest => self.create_rest(base, token, key, ticket).await,
-            Door::Mcp => self.create_mcp(base, token, key, ticket).await,
+            Door::Rest => self.write_rest(base, token, key, write).await,
+            Door::Mcp => self.write_mcp(base, token, key, write).await,
         }
     }
 
-    async fn create_rest(
+    async fn write_rest(
         &self,
         base: &str,
         token: &str,
         key: Option<&str>,
-        ticket: &Ticket,
+        write: &Write,
     ) -> Answer {
+        let (method, path, body, content_type, performed) = write.rest();
         let mut request = self
             .http
-            .post(format!("{base}/v1/tickets"))
+            .request(method, format!("{base}{path}"))
             .bearer_auth(token)
-            .json(&json!({"project_id": ticket.project_id, "title": ticket.title}));
+            .header("Content-Type", content_type)
+            .body(body.to_string());
         if let Some(key) = key {
             request = request.header("Idempotency-Key", key);
+        }
+        if let Write::Update {
+            expected_version: Some(version),
+            ..
+        } = write
+        {
+            request = request.header("If-Match", format!("\"{version}\""));
         }
         let response = match request.send().await {
             Ok(r) => r,
@@ -142,50 +327,34 @@ impl Caller {
             Ok(b) => b,
             Err(e) => return Answer::Lost(e.to_string()),
         };
-        match status {
-            201 => {
-                let ticket = serde_json::from_str::<Value>(&body)
-                    .ok()
-                    .and_then(|v| v["id"].as_str().map(str::to_owned))
-                    .unwrap_or_default();
-                if replayed {
-                    Answer::Replayed { ticket, body }
-                } else {
-                    Answer::Created { ticket, body }
-                }
-            }
-            202 => Answer::Unknown,
-            422 | 503 => {
-                let kind = serde_json::from_str::<Value>(&body)
-                    .ok()
-                    .and_then(|v| v["type"].as_str().map(str::to_owned))
-                    .unwrap_or_default();
-                if kind.ends_with("/provider-rejected") || kind.ends_with("/provider-unavailable") {
-                    Answer::NotCreated(kind)
-                } else if status == 422 {
-                    Answer::Conflict
-                } else {
-                    Answer::Refused(status.to_string())
-                }
-            }
-            409 => Answer::InProgress,
-            other => Answer::Refused(other.to_string()),
+        if status == performed {
+            let id = serde_json::from_str::<Value>(&body)
+                .ok()
+                .and_then(|v| v["id"].as_str().map(str::to_owned))
+                .unwrap_or_default();
+            return if replayed {
+                Answer::Replayed { id, body }
+            } else {
+                Answer::Created { id, body }
+            };
+        }
+        let kind = problem_type(&body);
+        match (status, kind.as_str()) {
+            (202, _) => Answer::Unknown,
+            (422, "idempotency-key-reused") => Answer::Conflict,
+            (409, "operation-in-progress") => Answer::InProgress,
+            (422, "provider-rejected") | (503, "provider-unavailable") => Answer::NotCreated(kind),
+            _ => Answer::Refused(format!("{status} {kind}").trim_end().to_owned()),
         }
     }
 
-    async fn create_mcp(
-        &self,
-        base: &str,
-        token: &str,
-        key: Option<&str>,
-        ticket: &Ticket,
-    ) -> Answer {
-        let mut arguments = json!({"project_id": ticket.project_id, "title": ticket.title});
+    async fn write_mcp(&self, base: &str, token: &str, key: Option<&str>, write: &Write) -> Answer {
+        let mut arguments = write.mcp_arguments();
         if let Some(key) = key {
             arguments["operation_id"] = json!(key);
         }
         let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            "params": {"name": "create_ticket", "arguments": arguments}});
+            "params": {"name": write.action().as_str(), "arguments": arguments}});
         let response = self
             .http
             .post(format!("{base}/mcp"))
@@ -206,21 +375,18 @@ impl Caller {
             Ok(v) => v,
             Err(e) => return Answer::Lost(e.to_string()),
         };
+        if let Some(error) = reply.get("error") {
+            return Answer::Refused(format!("JSON-RPC error {error}"));
+        }
         let result = &reply["result"]["structuredContent"];
-        let ticket_body = result["ticket"].to_string();
-        let ticket = result["ticket"]["id"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned();
+        let resource = &result[write.mcp_resource()];
+        let id = resource["id"].as_str().unwrap_or_default().to_owned();
+        let body = resource.to_string();
         match result["status"].as_str() {
-            Some("created") => Answer::Created {
-                ticket,
-                body: ticket_body,
-            },
-            Some("replayed") => Answer::Replayed {
-                ticket,
-                body: ticket_body,
-            },
+            // `created` for creates and comments, `updated` for edits and
+            // transitions: either way this attempt performed the write.
+            Some("created" | "updated") => Answer::Created { id, body },
+            Some("replayed") => Answer::Replayed { id, body },
             Some("conflict") => Answer::Conflict,
             Some("in_progress") => Answer::InProgress,
             Some("unknown") => Answer::Unknown,
@@ -230,18 +396,20 @@ impl Caller {
         }
     }
 
-    /// How many tickets of `project` the tenant has: the server's state,
-    /// read through the list API, never inferred from answers.
-    pub async fn count(
+    /// Every item of a paged list at `path` (its `field` array), following
+    /// `next_cursor` to the end.
+    async fn all_pages(
         &self,
         base: &str,
         token: &str,
-        project: &str,
-    ) -> anyhow::Result<Vec<String>> {
-        let mut ids = Vec::new();
+        path: &str,
+        field: &str,
+    ) -> anyhow::Result<Vec<Value>> {
+        let mut items = Vec::new();
         let mut cursor: Option<String> = None;
+        let separator = if path.contains('?') { '&' } else { '?' };
         loop {
-            let mut url = format!("{base}/v1/tickets?limit=200&project_id={project}");
+            let mut url = format!("{base}{path}{separator}limit=200");
             if let Some(c) = &cursor {
                 url.push_str(&format!("&cursor={c}"));
             }
@@ -254,14 +422,89 @@ impl Caller {
                 .error_for_status()?
                 .json()
                 .await?;
-            for t in page["tickets"].as_array().into_iter().flatten() {
-                ids.push(t["id"].as_str().unwrap_or_default().to_owned());
-            }
+            items.extend(page[field].as_array().into_iter().flatten().cloned());
             match page["next_cursor"].as_str() {
                 Some(next) => cursor = Some(next.to_owned()),
-                None => return Ok(ids),
+                None => return Ok(items),
             }
         }
+    }
+
+    /// How many tickets of `project` the tenant has: the server's state,
+    /// read through the list API, never inferred from answers.
+    pub async fn count(
+        &self,
+        base: &str,
+        token: &str,
+        project: &str,
+    ) -> anyhow::Result<Vec<String>> {
+        let tickets = self
+            .all_pages(
+                base,
+                token,
+                &format!("/v1/tickets?project_id={project}"),
+                "tickets",
+            )
+            .await?;
+        Ok(tickets.iter().map(|t| id_of(t).to_owned()).collect())
+    }
+
+    /// A ticket's version, read from the server.
+    pub async fn version(&self, base: &str, token: &str, ticket: &str) -> anyhow::Result<i64> {
+        let ticket: Value = self
+            .http
+            .get(format!("{base}/v1/tickets/{ticket}"))
+            .bearer_auth(token)
+            .send()
+            .await?
+            .error_for_status()?
+            .json()
+            .await?;
+        ticket["version"]
+            .as_i64()
+            .ok_or_else(|| anyhow::anyhow!("the ticket has no version: {ticket}"))
+    }
+
+    /// The ids of a ticket's history entries written by `action`, oldest
+    /// first.
+    pub async fn history(
+        &self,
+        base: &str,
+        token: &str,
+        ticket: &str,
+        action: Action,
+    ) -> anyhow::Result<Vec<String>> {
+        let entries = self
+            .all_pages(
+                base,
+                token,
+                &format!("/v1/tickets/{ticket}/history"),
+                "entries",
+            )
+            .await?;
+        Ok(entries
+            .iter()
+            .filter(|e| e["action"] == action.as_str())
+            .map(|e| id_of(e).to_owned())
+            .collect())
+    }
+
+    /// The ids of a ticket's comments, oldest first.
+    pub async fn comments(
+        &self,
+        base: &str,
+        token: &str,
+        ticket: &str,
+    ) -> anyhow::Result<Vec<String>> {
+        let comments = self
+            .all_pages(
+                base,
+                token,
+                &format!("/v1/tickets/{ticket}/comments"),
+                "comments",
+            )
+            .await?;
+        Ok(comments.iter().map(|c| id_of(c).to_owned()).collect())
     }
 
     /// Waits until `base/readyz` answers 200, up to `tries` × 100 ms.
@@ -276,4 +519,8 @@ impl Caller {
         }
         false
     }
+}
+
+fn id_of(item: &Value) -> &str {
+    item["id"].as_str().unwrap_or_default()
 }

@@ -1,9 +1,12 @@
-//! The double-fire checks: does a retry ever make a second ticket?
+//! The double-fire checks: does a retry ever make a second effect?
 //!
 //! Every check fires real requests at a running server through both doors,
-//! then reads the server's own state (the list API, filtered to a project
-//! made up for that check) to count what really exists. Answers alone prove
-//! nothing: a lost answer is exactly the case under test.
+//! then reads the server's own state to count what really exists: for a
+//! create, the list API filtered to a project made up for that check; for
+//! the other actions, a ticket made for that check: its `version` and
+//! history (`update_ticket`, `transition_ticket`) or its comments and
+//! history (`add_comment`), which must agree. Answers alone prove nothing: a
+//! lost answer is exactly the case under test.
 //!
 //! | # | check | what it proves |
 //! |---|---|---|
@@ -16,6 +19,24 @@
 //! | 7 | cross-door | created on one door, retried on the other: replayed |
 //! | 8 | crash-after-commit | the server aborts after commit; after a restart the retry replays |
 //! | 9 | two-instances | lost on instance A, retried on B: replayed; 32 calls split over A and B: one ticket |
+//!
+//! Checks 2, 3, 4, 5, 7 and 8 are one policy each, run for every write
+//! action: for `update_ticket` (a new title, with `If-Match` of the version
+//! it saw), `transition_ticket` (open to in_progress) and `add_comment` they
+//! are checks 18 to 23, named with the action (e.g. `retry-same-key
+//! add_comment [mcp]`), on a ticket made for the check. One effect is one
+//! new version with its history entry (update, transition) or one comment
+//! with its history entry (comment). With a remote ticket backend they are
+//! skipped: it offers only `create_ticket`.
+//!
+//! | # | check | what it proves, for update_ticket, transition_ticket and add_comment |
+//! |---|---|---|
+//! | 18 | retry-same-key | the retry replays: one effect, identical answer (an update's stale `If-Match` included) |
+//! | 19 | same-key-changed-request | a conflict, still one effect |
+//! | 20 | concurrent-32 | 32 identical calls at once make one effect |
+//! | 21 | response-lost | the fault proxy eats the answer after the commit; the retry replays |
+//! | 22 | cross-door | done on one door, retried on the other with the same key: replayed |
+//! | 23 | crash-after-commit | the server aborts after the commit; after a restart the retry replays |
 //!
 //! With a remote ticket backend and the provider simulator (`--provider-url`),
 //! check 8 crashes right after the dispatch instead of the commit, and checks
@@ -42,15 +63,17 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-pub use doors::{Answer, Caller, Door, Ticket};
+pub use doors::{Answer, Caller, Door, Ticket, Write};
 pub use report::{CheckResult, Report, Totals, Verdict};
 
-use checks::Checks;
+use checks::{Checks, Policy, lifecycle};
+use kitchen::Action;
 use remote::RemoteChecks;
 
 /// Operation keys with this prefix make a server built with the kitchen's
-/// `fault-injection` feature abort right after the commit (see
-/// `kitchen::faults::CRASH_AFTER_COMMIT`; check 8 fails if they drift).
+/// `fault-injection` feature abort right after the commit of any write
+/// action (see `kitchen::faults::CRASH_AFTER_COMMIT`; checks 8 and 23 fail
+/// if they drift).
 pub const CRASH_AFTER_COMMIT: &str = "fault:crash-after-commit:";
 
 /// Operation keys with this prefix make such a server abort right after a
@@ -81,8 +104,8 @@ pub struct ProviderTarget {
     pub settle_within: std::time::Duration,
 }
 
-/// Restarts the server under test (check 8). The driver calls it after the
-/// server crashed, then waits for `/readyz`.
+/// Restarts the server under test (checks 8, 17 and 23). The driver calls
+/// it after the server crashed, then waits for `/readyz`.
 pub trait Restart: Send + Sync {
     /// Starts the server again at the same address.
     fn restart(&self) -> Pin<Box<dyn Future<Output = anyhow::Result<()>> + Send + '_>>;
@@ -99,8 +122,8 @@ pub struct Target {
     pub other_token: Option<String>,
     /// Base URL of a second instance on the same database, for check 9.
     pub second_base_url: Option<String>,
-    /// How to restart a crashed server, for check 8 (which also needs a
-    /// server built with the `fault-injection` feature).
+    /// How to restart a crashed server, for checks 8, 17 and 23 (which also
+    /// need a server built with the `fault-injection` feature).
     pub restart: Option<Arc<dyn Restart>>,
     /// The provider simulator, when the server makes tickets remotely.
     pub provider: Option<ProviderTarget>,
@@ -111,9 +134,12 @@ pub struct Target {
 pub struct Options {
     /// How many times to run the whole set, with fresh keys each time.
     pub repeat: u32,
-    /// Sabotage: retries in checks 5 and 8 use a fresh key, as a client
-    /// without idempotency would. Those checks must then FAIL with a
-    /// duplicate: the proof that the faults bite and the checks can fail.
+    /// Sabotage: retries in checks 5, 8, 9, 21 and 23 use a fresh key, as a
+    /// client without idempotency would. Those checks must then FAIL: with
+    /// a duplicate where the write repeats (a create, a comment), with a
+    /// wrong answer where the ticket's state stops the repeat (an edit
+    /// answers as new; an update's `If-Match` or the status machine
+    /// refuses). The proof that the faults bite and the checks can fail.
     pub fresh_key_retries: bool,
 }
 
@@ -145,36 +171,43 @@ pub async fn run(
 }
 
 impl Checks<'_> {
-    /// One round: checks 1 to 9 on both doors, then checks 10 to 17 when the
-    /// server makes its tickets at a provider.
+    /// One round: checks 1 to 9 on both doors, checks 10 to 17 when the
+    /// server makes its tickets at a provider, then checks 18 to 23 (the
+    /// policies of 2 to 8 for the other write actions).
     async fn all(&self) -> Vec<CheckResult> {
         let mut results = Vec::new();
         for door in Door::BOTH {
             results.push(self.control(door).await);
         }
-        for door in Door::BOTH {
-            results.push(self.retry_same_key(door).await);
-        }
-        for door in Door::BOTH {
-            results.push(self.changed_request(door).await);
-        }
-        for door in Door::BOTH {
-            results.push(self.concurrent(door).await);
-        }
-        for door in Door::BOTH {
-            results.push(self.response_lost(door).await);
+        for policy in [
+            Policy::RetrySameKey,
+            Policy::ChangedRequest,
+            Policy::Concurrent,
+            Policy::ResponseLost,
+        ] {
+            results.extend(self.policy(policy, Action::CreateTicket).await);
         }
         for door in Door::BOTH {
             results.push(self.other_tenant(door).await);
         }
-        results.push(self.cross_door(Door::Rest, Door::Mcp).await);
-        results.push(self.cross_door(Door::Mcp, Door::Rest).await);
-        for door in Door::BOTH {
-            results.push(self.crash_after_commit(door).await);
+        for policy in [Policy::CrossDoor, Policy::CrashAfterCommit] {
+            results.extend(self.policy(policy, Action::CreateTicket).await);
         }
         results.push(self.two_instances().await);
         if let Some(provider) = &self.target().provider {
             results.extend(RemoteChecks::new(self, provider).all().await);
+        }
+        for policy in Policy::ALL {
+            for action in lifecycle() {
+                if self.target().provider.is_some() {
+                    results.push(Self::skip(
+                        policy.check(action, "rest+mcp"),
+                        "the remote ticket backend offers only create_ticket",
+                    ));
+                } else {
+                    results.extend(self.policy(policy, action).await);
+                }
+            }
         }
         results
     }

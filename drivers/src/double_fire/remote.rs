@@ -9,7 +9,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::checks::{Checks, Seen, short};
+use super::checks::{CheckId, Checks, Seen, short};
 use super::doors::{Answer, Door, Ticket};
 use super::report::CheckResult;
 use super::{CRASH_BEFORE_DISPATCH, ProviderTarget};
@@ -165,10 +165,10 @@ impl<'a> RemoteChecks<'a> {
         let at_provider = counts.tickets_titled(&ticket.title);
         let local = self.checks.count(ticket).await?;
         // The judged tickets are the provider's: the ground truth.
-        let tickets = (0..at_provider)
+        let effects = (0..at_provider)
             .map(|i| format!("provider ticket {}", i + 1))
             .collect();
-        Ok((Seen { tickets, intended }, local.len()))
+        Ok((Seen { effects, intended }, local.len()))
     }
 
     async fn judge(
@@ -180,19 +180,20 @@ impl<'a> RemoteChecks<'a> {
         ok: bool,
         detail: String,
     ) -> CheckResult {
+        let check = CheckId::create(number, name);
         match self.seen(ticket, intended).await {
-            Err(e) => Checks::judge(number, name, Err(e), false, detail),
+            Err(e) => Checks::judge(check, Err(e), false, detail),
             Ok((seen, local)) => {
-                let mirrored = local == seen.tickets.len();
+                let mirrored = local == seen.effects.len();
                 let detail = if mirrored {
                     detail
                 } else {
                     format!(
                         "{detail}; the server lists {local} ticket(s), the provider holds {}",
-                        seen.tickets.len()
+                        seen.effects.len()
                     )
                 };
-                Checks::judge(number, name, Ok(seen), ok && mirrored, detail)
+                Checks::judge(check, Ok(seen), ok && mirrored, detail)
             }
         }
     }
@@ -298,8 +299,7 @@ impl<'a> RemoteChecks<'a> {
         let name = format!("past-dedup-window [{door}]");
         let Some(window) = self.provider.dedup_window else {
             return Checks::skip(
-                16,
-                name,
+                CheckId::create(16, name),
                 "needs a simulator that honours keys, and its window (--provider-dedup-window-ms)",
             );
         };
@@ -328,8 +328,7 @@ impl<'a> RemoteChecks<'a> {
         let name = format!("crash-before-dispatch [{door}]");
         let Some(restart) = &self.checks.target().restart else {
             return Checks::skip(
-                17,
-                name,
+                CheckId::create(17, name),
                 "needs a way to restart the server (--restart-cmd) and a fault-injection build",
             );
         };
@@ -353,5 +352,5 @@ impl<'a> RemoteChecks<'a> {
 
 /// A check that could not run as designed: it fails, saying why.
 fn broken(number: u8, name: String, why: String) -> CheckResult {
-    Checks::judge(number, name, Err(why), false, String::new())
+    Checks::broken(CheckId::create(number, name), why)
 }

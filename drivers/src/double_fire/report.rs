@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use kitchen::Action;
 use serde::Serialize;
 
 /// How a check ended.
@@ -19,16 +20,21 @@ pub enum Verdict {
 /// One check's result.
 #[derive(Debug, Clone, Serialize)]
 pub struct CheckResult {
-    /// The check's number (1 to 9).
+    /// The check's number (1 to 23; see the table in the module docs).
     pub number: u8,
-    /// The check's name, with the door(s) it went through.
+    /// The check's name, with the action (for checks that run for every
+    /// action) and the door(s) it went through.
     pub name: String,
+    /// The write action the check fired.
+    pub action: Action,
     /// Pass, fail or skip.
     pub verdict: Verdict,
-    /// Tickets that exist for the check, read from the server.
-    pub tickets: Vec<String>,
-    /// Tickets the check intended to make (0 for the control check, whose
-    /// duplicate is the point).
+    /// The effects that exist for the check, read from the server: ticket
+    /// ids (`create_ticket`), the ticket's history entries of the action
+    /// (`update_ticket`, `transition_ticket`), comment ids (`add_comment`).
+    pub effects: Vec<String>,
+    /// Effects the check intended (0 for the control check, whose duplicate
+    /// is the point).
     pub intended: usize,
     /// What happened, in words.
     pub detail: String,
@@ -46,8 +52,8 @@ impl fmt::Display for CheckResult {
             "{verdict} {} {}: {}",
             self.number, self.name, self.detail
         )?;
-        if !self.tickets.is_empty() {
-            write!(f, " [tickets: {}]", self.tickets.join(", "))?;
+        if !self.effects.is_empty() {
+            write!(f, " [effects: {}]", self.effects.join(", "))?;
         }
         Ok(())
     }
@@ -64,13 +70,13 @@ pub struct Totals {
     pub failed: usize,
     /// Checks skipped.
     pub skipped: usize,
-    /// Tickets intended (each a distinct effect with its own key).
+    /// Effects intended (each a distinct one with its own key).
     pub intended_effects: usize,
-    /// Tickets that exist for those checks.
-    pub tickets_created: usize,
-    /// Tickets beyond the intended ones: retries that duplicated.
+    /// Effects that exist for those checks.
+    pub effects_found: usize,
+    /// Effects beyond the intended ones: retries that duplicated.
     pub duplicates: usize,
-    /// Intended tickets that do not exist.
+    /// Intended effects that do not exist.
     pub lost: usize,
 }
 
@@ -100,9 +106,9 @@ impl Report {
             }
             if c.intended > 0 {
                 totals.intended_effects += c.intended;
-                totals.tickets_created += c.tickets.len();
-                totals.duplicates += c.tickets.len().saturating_sub(c.intended);
-                totals.lost += c.intended.saturating_sub(c.tickets.len());
+                totals.effects_found += c.effects.len();
+                totals.duplicates += c.effects.len().saturating_sub(c.intended);
+                totals.lost += c.intended.saturating_sub(c.effects.len());
             }
         }
         Self { checks, totals }
@@ -117,11 +123,11 @@ impl Report {
     pub fn summary(&self) -> String {
         let t = &self.totals;
         format!(
-            "runs: {}; intended effects: {}, tickets created: {}, duplicates: {}, lost: {}\n\
+            "runs: {}; intended effects: {}, effects found: {}, duplicates: {}, lost: {}\n\
              {} passed, {} failed, {} skipped",
             t.runs,
             t.intended_effects,
-            t.tickets_created,
+            t.effects_found,
             t.duplicates,
             t.lost,
             t.passed,

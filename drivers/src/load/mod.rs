@@ -146,7 +146,7 @@ pub async fn run(config: &LoadConfig) -> anyhow::Result<LoadReport> {
             )
             .await;
         anyhow::ensure!(
-            answer.ticket().is_some(),
+            answer.id().is_some(),
             "could not prime the replay key: {answer:?}"
         );
     }
@@ -218,9 +218,9 @@ pub async fn run(config: &LoadConfig) -> anyhow::Result<LoadReport> {
                 let micros = u64::try_from(t0.elapsed().as_micros()).unwrap_or(u64::MAX);
                 answered.fetch_add(1, Ordering::Relaxed);
                 match answer {
-                    Answer::Created { ticket, .. } | Answer::Replayed { ticket, .. } => {
+                    Answer::Created { id, .. } | Answer::Replayed { id, .. } => {
                         let _ = state.histogram.record(micros.max(1));
-                        state.tickets.insert(key, ticket);
+                        state.tickets.insert(key, id);
                     }
                     _ => state.errors += 1,
                 }

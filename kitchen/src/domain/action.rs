@@ -8,8 +8,8 @@ use serde::Serialize;
 /// one effect per action. The same action whichever door the call came in by,
 /// which is what makes REST and MCP share one key namespace.
 ///
-/// Each variant is one write action (see `crate::write::WriteAction`); a new
-/// action adds a variant here and a line to [`Action::ALL`].
+/// Each variant is one write action; a new action adds a variant here and
+/// to [`Action::ALL`] (see `docs/adding-an-action.md`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Action {

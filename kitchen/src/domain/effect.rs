@@ -128,6 +128,84 @@ impl Trigger {
     }
 }
 
+/// How one call to the provider ended, as recorded on its attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AttemptResult {
+    /// Dispatch: the provider made the ticket.
+    Created,
+    /// Dispatch: the provider had already made it under this key.
+    ReplayedByProvider,
+    /// Dispatch: the provider refused it and made nothing.
+    Rejected,
+    /// Dispatch: the provider could not be reached; nothing was sent.
+    NotSent,
+    /// Dispatch: the answer was lost; the ticket may or may not exist.
+    Ambiguous,
+    /// Lookup: the provider has it.
+    Found,
+    /// Lookup: the provider could not be searched.
+    LookupFailed,
+    /// Lookup: not there yet, but a request may still land.
+    AbsentTooSoon,
+    /// Lookup: provably never made.
+    Absent,
+}
+
+impl AttemptResult {
+    /// Every result.
+    pub const ALL: [AttemptResult; 9] = [
+        Self::Created,
+        Self::ReplayedByProvider,
+        Self::Rejected,
+        Self::NotSent,
+        Self::Ambiguous,
+        Self::Found,
+        Self::LookupFailed,
+        Self::AbsentTooSoon,
+        Self::Absent,
+    ];
+
+    /// As stored and shown.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Created => "created",
+            Self::ReplayedByProvider => "replayed_by_provider",
+            Self::Rejected => "rejected",
+            Self::NotSent => "not_sent",
+            Self::Ambiguous => "ambiguous",
+            Self::Found => "found",
+            Self::LookupFailed => "lookup_failed",
+            Self::AbsentTooSoon => "absent_too_soon",
+            Self::Absent => "absent",
+        }
+    }
+
+    pub(crate) fn parse(raw: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|r| r.as_str() == raw)
+    }
+}
+
+/// An attempt's end, as the ledger records it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FinishedAttempt<'a> {
+    /// The attempt's number.
+    pub(crate) number: i32,
+    /// How it ended.
+    pub(crate) result: AttemptResult,
+    /// The provider's words, or ours.
+    pub(crate) detail: Option<&'a str>,
+}
+
+impl<'a> FinishedAttempt<'a> {
+    pub(crate) fn new(number: i32, result: AttemptResult, detail: Option<&'a str>) -> Self {
+        Self {
+            number,
+            result,
+            detail,
+        }
+    }
+}
+
 /// One call to the provider for an effect.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EffectAttempt {
@@ -142,8 +220,9 @@ pub struct EffectAttempt {
     /// When its answer was recorded; `None` while it runs, and for ever if
     /// the server stopped during it.
     pub finished_at: Option<OffsetDateTime>,
-    /// How it ended, e.g. `created`, `ambiguous`, `found`, `absent`.
-    pub result: Option<String>,
+    /// How it ended; `None` while it runs, and for ever if the server
+    /// stopped during it.
+    pub result: Option<AttemptResult>,
     /// The provider's words, or ours, about it.
     pub detail: Option<String>,
 }
@@ -202,5 +281,13 @@ mod tests {
         assert_ne!(r, ExternalRef::derive(a, Action::CreateTicket, &other));
         assert!(r.as_str().starts_with("rst1-") && r.as_str().len() == 45);
         assert!(!r.as_str().contains("0193a4f2"));
+    }
+
+    #[test]
+    fn attempt_results_round_trip_their_stored_names() {
+        for result in AttemptResult::ALL {
+            assert_eq!(AttemptResult::parse(result.as_str()), Some(result));
+        }
+        assert_eq!(AttemptResult::parse("maybe"), None);
     }
 }

@@ -93,9 +93,7 @@ impl TicketUpdate {
             v,
             match &p.description {
                 None => Ok(Setting::Keep),
-                Some(raw) => {
-                    Description::parse(raw.clone().unwrap_or_default()).map(Setting::Set)
-                }
+                Some(raw) => Description::parse(raw.clone().unwrap_or_default()).map(Setting::Set),
             },
         );
         let priority = keep(
@@ -246,7 +244,10 @@ mod tests {
         let violations = update(r#"{"title": null, "priority": null}"#)
             .validate()
             .expect_err("invalid");
-        let fields: Vec<_> = violations.iter().map(|v| (v.field.as_str(), v.code)).collect();
+        let fields: Vec<_> = violations
+            .iter()
+            .map(|v| (v.field.as_str(), v.code))
+            .collect();
         assert_eq!(
             fields,
             [("title", "not_removable"), ("priority", "not_removable")]
@@ -255,7 +256,8 @@ mod tests {
 
     #[test]
     fn unknown_fields_are_refused() {
-        let err = serde_json::from_str::<TicketPatch>(r#"{"status": "closed"}"#).expect_err("unknown");
+        let err =
+            serde_json::from_str::<TicketPatch>(r#"{"status": "closed"}"#).expect_err("unknown");
         assert!(err.to_string().contains("status"), "{err}");
     }
 

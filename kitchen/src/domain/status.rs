@@ -108,6 +108,10 @@ mod tests {
             assert_eq!(TicketStatus::parse(status.as_str()), Some(status));
         }
         let violation = TicketStatus::parse_field("done", "to").expect_err("unknown");
-        assert!(violation.message.contains("open, in_progress, resolved, closed"));
+        assert!(
+            violation
+                .message
+                .contains("open, in_progress, resolved, closed")
+        );
     }
 }

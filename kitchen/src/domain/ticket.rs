@@ -476,7 +476,10 @@ impl TicketDraft {
 }
 
 /// The value of `result`, or `None` after noting its violation.
-pub(crate) fn keep<T>(violations: &mut Vec<FieldViolation>, result: Result<T, FieldViolation>) -> Option<T> {
+pub(crate) fn keep<T>(
+    violations: &mut Vec<FieldViolation>,
+    result: Result<T, FieldViolation>,
+) -> Option<T> {
     result.map_err(|v| violations.push(v)).ok()
 }
 

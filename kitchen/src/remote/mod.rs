@@ -35,16 +35,17 @@ use std::time::{Duration, Instant};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+use crate::KitchenError;
 use crate::domain::effect::{ExternalRef, Trigger};
 use crate::domain::operation::{OperationRecord, OperationState};
+use crate::domain::tenant::TokenId;
 use crate::domain::ticket::NewTicket;
 use crate::outcome::Outcome;
+use crate::outcome::RETRY_AFTER;
 use crate::provider::{RemoteSettings, TicketProvider, unix_ms};
+use crate::store::Db;
 use crate::store::effects::{self, Lease, Scope, WriteAhead, WriteAheadClaim};
 use crate::store::rows::EffectRow;
-use crate::KitchenError;
-use crate::outcome::RETRY_AFTER;
-use crate::store::Db;
 
 /// Added to one call's timeout to make a lease: room for the database
 /// writes around the call (a few milliseconds each).
@@ -90,8 +91,10 @@ impl Remote {
         &self,
         record: OperationRecord,
         command: NewTicket,
+        actor_token: Option<TokenId>,
     ) -> Result<Outcome, KitchenError> {
-        self.write_ahead_then(record, command, true).await
+        self.write_ahead_then(record, command, actor_token, true)
+            .await
     }
 
     /// The write-ahead record, then (if `dispatch`) the dispatch. Without
@@ -100,6 +103,7 @@ impl Remote {
         &self,
         record: OperationRecord,
         command: NewTicket,
+        actor_token: Option<TokenId>,
         dispatch: bool,
     ) -> Result<Outcome, KitchenError> {
         let scope = Scope::of(&record);
@@ -134,6 +138,7 @@ impl Remote {
                         command,
                         external_ref,
                         trigger: Trigger::Request,
+                        actor_token,
                     };
                     return self.dispatch(job, Some(1)).await;
                 }
@@ -179,8 +184,7 @@ impl Remote {
             }
             return self.work(Scope::of(attempt), lease, trigger).await;
         }
-        self.settle_now(&Scope::of(attempt), attempt, trigger)
-            .await
+        self.settle_now(&Scope::of(attempt), attempt, trigger).await
     }
 
     /// Takes the effect's lease and settles it as far as it can be now; if

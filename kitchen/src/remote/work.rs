@@ -6,16 +6,17 @@ use time::OffsetDateTime;
 
 use super::{LEASE_MARGIN, Remote};
 use crate::actions::create_ticket::created;
-use crate::domain::effect::{AttemptKind, ExternalRef, Trigger};
+use crate::domain::effect::{AttemptKind, AttemptResult, ExternalRef, FinishedAttempt, Trigger};
 use crate::domain::history::HistoryEntry;
 use crate::domain::operation::{OperationRecord, OperationState, ResultSnapshot};
+use crate::domain::tenant::TokenId;
 use crate::domain::ticket::{NewTicket, Ticket, TicketDraft};
+use crate::outcome::RETRY_AFTER;
 use crate::outcome::{NotCreatedReason, Outcome, Receipt};
 use crate::provider::{DispatchRequest, Dispatched, Lookup, ProviderTicket, unix_ms};
+use crate::store;
 use crate::store::effects::{self, Lease, NewAttempt, Scope, Settle};
 use crate::store::rows::EffectRow;
-use crate::outcome::RETRY_AFTER;
-use crate::store;
 use crate::{KitchenError, rfc3339};
 
 /// One effect, as a lease holder works on it.
@@ -25,6 +26,10 @@ pub(crate) struct Job {
     pub(crate) command: NewTicket,
     pub(crate) external_ref: ExternalRef,
     pub(crate) trigger: Trigger,
+    /// The caller's API token, for the ticket's first history entry: known
+    /// to the request that wrote the record ahead, not stored, so a create
+    /// settled later by reconciliation records none.
+    pub(crate) actor_token: Option<TokenId>,
 }
 
 fn in_progress() -> Outcome {
@@ -66,6 +71,7 @@ impl Remote {
             command,
             external_ref,
             trigger,
+            actor_token: None,
         };
         let now = OffsetDateTime::now_utc();
         match record.state {
@@ -111,10 +117,7 @@ impl Remote {
     ) -> Result<Outcome, KitchenError> {
         let number = match number {
             Some(n) => n,
-            None => match self
-                .start_attempt(&mut job, AttemptKind::Dispatch)
-                .await?
-            {
+            None => match self.start_attempt(&mut job, AttemptKind::Dispatch).await? {
                 Some(n) => n,
                 None => return Ok(in_progress()),
             },
@@ -149,18 +152,28 @@ impl Remote {
         match answer {
             Dispatched::Created { ticket, replayed } => {
                 let result = if replayed {
-                    "replayed_by_provider"
+                    AttemptResult::ReplayedByProvider
                 } else {
-                    "created"
+                    AttemptResult::Created
                 };
-                self.succeed(&job, ticket, (number, result, None), replayed)
-                    .await
+                self.succeed(
+                    &job,
+                    ticket,
+                    FinishedAttempt::new(number, result, None),
+                    replayed,
+                )
+                .await
             }
             Dispatched::Rejected(why) => {
                 let detail = format!("The provider refused the ticket and made nothing: {why}");
                 let reason = NotCreatedReason::Rejected(why.clone());
-                self.fail_before_effect(&job, (number, REJECTED, &why), &detail, reason)
-                    .await
+                self.fail_before_effect(
+                    &job,
+                    FinishedAttempt::new(number, AttemptResult::Rejected, Some(&why)),
+                    &detail,
+                    reason,
+                )
+                .await
             }
             Dispatched::NotSent(why) => {
                 let detail = format!(
@@ -168,8 +181,13 @@ impl Remote {
                      Retry with the same key."
                 );
                 let reason = NotCreatedReason::Unavailable(detail.clone());
-                self.fail_before_effect(&job, (number, "not_sent", &why), &detail, reason)
-                    .await
+                self.fail_before_effect(
+                    &job,
+                    FinishedAttempt::new(number, AttemptResult::NotSent, Some(&why)),
+                    &detail,
+                    reason,
+                )
+                .await
             }
             Dispatched::Ambiguous(why) => {
                 let detail = format!(
@@ -177,8 +195,13 @@ impl Remote {
                      there. The service is reconciling with the provider's records."
                 );
                 let next = self.next_check(now, number);
-                self.stay_unknown(&job, (number, "ambiguous", &why), &detail, next)
-                    .await
+                self.stay_unknown(
+                    &job,
+                    FinishedAttempt::new(number, AttemptResult::Ambiguous, Some(&why)),
+                    &detail,
+                    next,
+                )
+                .await
             }
         }
     }
@@ -189,10 +212,7 @@ impl Remote {
         mut job: Job,
         last_dispatched_at: OffsetDateTime,
     ) -> Result<Outcome, KitchenError> {
-        let Some(number) = self
-            .start_attempt(&mut job, AttemptKind::Lookup)
-            .await?
-        else {
+        let Some(number) = self.start_attempt(&mut job, AttemptKind::Lookup).await? else {
             return Ok(in_progress());
         };
         let timeout = self.settings.call_timeout;
@@ -213,8 +233,13 @@ impl Remote {
         match answer {
             Lookup::Found(ticket) => {
                 let detail = format!("the provider has it as {}", ticket.id);
-                self.succeed(&job, ticket, (number, "found", Some(&detail)), true)
-                    .await
+                self.succeed(
+                    &job,
+                    ticket,
+                    FinishedAttempt::new(number, AttemptResult::Found, Some(&detail)),
+                    true,
+                )
+                .await
             }
             Lookup::Failed(why) => {
                 let detail = format!(
@@ -222,8 +247,13 @@ impl Remote {
                      still unknown, and reconciliation will try again."
                 );
                 let next = self.next_check(now, number);
-                self.stay_unknown(&job, (number, "lookup_failed", &why), &detail, next)
-                    .await
+                self.stay_unknown(
+                    &job,
+                    FinishedAttempt::new(number, AttemptResult::LookupFailed, Some(&why)),
+                    &detail,
+                    next,
+                )
+                .await
             }
             Lookup::Absent => {
                 // A request still being worked on by the provider can land
@@ -240,12 +270,22 @@ impl Remote {
                     let next = unix_ms(provable_at).max(unix_ms(now) + 1);
                     let why = "not found, too soon to be sure";
                     return self
-                        .stay_unknown(&job, (number, "absent_too_soon", why), &detail, next)
+                        .stay_unknown(
+                            &job,
+                            FinishedAttempt::new(number, AttemptResult::AbsentTooSoon, Some(why)),
+                            &detail,
+                            next,
+                        )
                         .await;
                 }
                 let why = "not found: provably never made, so it is sent again with the same key";
-                effects::finish_attempt(&self.db, &job.scope, (number, "absent", Some(why)), now)
-                    .await?;
+                effects::finish_attempt(
+                    &self.db,
+                    &job.scope,
+                    FinishedAttempt::new(number, AttemptResult::Absent, Some(why)),
+                    now,
+                )
+                .await?;
                 self.dispatch(job, None).await
             }
         }
@@ -279,7 +319,7 @@ impl Remote {
         &self,
         job: &Job,
         receipt: ProviderTicket,
-        attempt: (i32, &str, Option<&str>),
+        attempt: FinishedAttempt<'_>,
         earlier: bool,
     ) -> Result<Outcome, KitchenError> {
         let now = OffsetDateTime::now_utc();
@@ -296,7 +336,7 @@ impl Remote {
             ticket_id: ticket.id,
             action: job.scope.action,
             operation_key: job.scope.key.clone(),
-            actor_token_id: None,
+            actor_token_id: job.actor_token,
             changes: created(&ticket),
             version: ticket.version,
             recorded_at: ticket.created_at,
@@ -310,8 +350,9 @@ impl Remote {
         if !effects::settle(&self.db, wait, &job.scope, job.lease, attempt, settle, now).await? {
             return Ok(in_progress());
         }
-        let Some(operation) = store::operations::find(&self.db, job.scope.tenant, job.scope.action, &job.scope.key)
-            .await?
+        let Some(operation) =
+            store::operations::find(&self.db, job.scope.tenant, job.scope.action, &job.scope.key)
+                .await?
         else {
             return Ok(in_progress());
         };
@@ -330,14 +371,12 @@ impl Remote {
     async fn fail_before_effect(
         &self,
         job: &Job,
-        attempt: (i32, &str, &str),
+        attempt: FinishedAttempt<'_>,
         detail: &str,
         reason: NotCreatedReason,
     ) -> Result<Outcome, KitchenError> {
-        let (number, result, why) = attempt;
         let settle = Settle::FailedBeforeEffect { detail };
-        self.settled_or_busy(job, (number, result, Some(why)), settle)
-            .await?;
+        self.settled_or_busy(job, attempt, settle).await?;
         Ok(Outcome::NotCreated {
             operation: self.reference(&job.scope).await?,
             reason,
@@ -347,17 +386,15 @@ impl Remote {
     async fn stay_unknown(
         &self,
         job: &Job,
-        attempt: (i32, &str, &str),
+        attempt: FinishedAttempt<'_>,
         detail: &str,
         next_check_ms: i64,
     ) -> Result<Outcome, KitchenError> {
-        let (number, result, why) = attempt;
         let settle = Settle::Unknown {
             detail,
             next_check_ms,
         };
-        self.settled_or_busy(job, (number, result, Some(why)), settle)
-            .await?;
+        self.settled_or_busy(job, attempt, settle).await?;
         Ok(Outcome::Unknown {
             operation: self.reference(&job.scope).await?,
             reason: detail.into(),
@@ -367,7 +404,7 @@ impl Remote {
     async fn settled_or_busy(
         &self,
         job: &Job,
-        attempt: (i32, &str, Option<&str>),
+        attempt: FinishedAttempt<'_>,
         settle: Settle<'_>,
     ) -> Result<(), KitchenError> {
         let now = OffsetDateTime::now_utc();
@@ -392,7 +429,7 @@ impl Remote {
             .rev()
             .find(|a| a.kind == AttemptKind::Dispatch);
         Ok(match last_dispatch {
-            Some(a) if a.result.as_deref() == Some(REJECTED) => {
+            Some(a) if a.result == Some(AttemptResult::Rejected) => {
                 NotCreatedReason::Rejected(a.detail.unwrap_or(detail))
             }
             _ => NotCreatedReason::Unavailable(detail),
@@ -406,9 +443,6 @@ impl Remote {
             .ok_or_else(|| KitchenError::CorruptRecord(format!("operation {} vanished", scope.key)))
     }
 }
-
-/// The recorded result of a dispatch the provider refused.
-const REJECTED: &str = "rejected";
 
 /// The request stored with the write-ahead record, validated again.
 fn stored_command(

@@ -16,10 +16,10 @@ use uuid::Uuid;
 
 use crate::KitchenError;
 use crate::domain::action::Action;
-use crate::domain::effect::{AttemptKind, EffectAttempt, ExternalRef, Trigger};
+use crate::domain::effect::{AttemptKind, EffectAttempt, ExternalRef, FinishedAttempt, Trigger};
+use crate::domain::history::HistoryEntry;
 use crate::domain::operation::{OperationKey, OperationRecord};
 use crate::domain::tenant::TenantId;
-use crate::domain::history::HistoryEntry;
 use crate::domain::ticket::Ticket;
 
 use super::operations::CLAIM;
@@ -334,11 +334,16 @@ pub(crate) async fn settle(
     wait: Duration,
     scope: &Scope,
     lease: Lease,
-    attempt: (i32, &str, Option<&str>),
+    attempt: FinishedAttempt<'_>,
     settle: Settle<'_>,
     now: OffsetDateTime,
 ) -> Result<bool, KitchenError> {
-    let (number, result, detail) = attempt;
+    let FinishedAttempt {
+        number,
+        result,
+        detail,
+    } = attempt;
+    let result = result.as_str();
     let settled: sqlx::Result<bool> = on_db!(db, pool => async {
         let mut tx = WriteTransaction::begin_write(pool, wait).await?;
         bind_scope!(sqlx::query(FINISH_ATTEMPT), scope)
@@ -407,10 +412,15 @@ pub(crate) async fn settle(
 pub(crate) async fn finish_attempt(
     db: &Db,
     scope: &Scope,
-    attempt: (i32, &str, Option<&str>),
+    attempt: FinishedAttempt<'_>,
     now: OffsetDateTime,
 ) -> Result<(), KitchenError> {
-    let (number, result, detail) = attempt;
+    let FinishedAttempt {
+        number,
+        result,
+        detail,
+    } = attempt;
+    let result = result.as_str();
     on_db!(db, pool => bind_scope!(sqlx::query(FINISH_ATTEMPT), scope)
         .bind(number)
         .bind(now)

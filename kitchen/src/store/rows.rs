@@ -6,15 +6,15 @@ use uuid::Uuid;
 
 use crate::KitchenError;
 use crate::domain::action::Action;
-use crate::domain::effect::{AttemptKind, EffectAttempt, Trigger};
-use crate::domain::fingerprint::Fingerprint;
-use crate::domain::operation::{OperationKey, OperationRecord, OperationState, ResultSnapshot};
-use crate::domain::tenant::{Tenant, TenantId, TenantName};
 use crate::domain::change::Changes;
 use crate::domain::comment::{Comment, CommentBody, CommentId};
+use crate::domain::effect::{AttemptKind, AttemptResult, EffectAttempt, Trigger};
+use crate::domain::fingerprint::Fingerprint;
 use crate::domain::history::HistoryEntry;
+use crate::domain::operation::{OperationKey, OperationRecord, OperationState, ResultSnapshot};
 use crate::domain::status::TicketStatus;
 use crate::domain::tenant::TokenId;
+use crate::domain::tenant::{Tenant, TenantId, TenantName};
 use crate::domain::ticket::{
     Assignee, Description, Priority, ProjectId, Ticket, TicketId, Title, Version,
 };
@@ -112,7 +112,10 @@ impl TryFrom<AttemptRow> for EffectAttempt {
                 .ok_or_else(|| corrupt("attempt trigger", &row.trigger))?,
             started_at: row.started_at,
             finished_at: row.finished_at,
-            result: row.result,
+            result: row
+                .result
+                .map(|r| AttemptResult::parse(&r).ok_or_else(|| corrupt("attempt result", &r)))
+                .transpose()?,
             detail: row.detail,
         })
     }
@@ -189,7 +192,6 @@ impl TryFrom<TenantRow> for Tenant {
         })
     }
 }
-
 
 #[derive(sqlx::FromRow)]
 pub(crate) struct CommentRow {

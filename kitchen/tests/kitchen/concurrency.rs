@@ -32,7 +32,7 @@ async fn concurrent_identical_creates_make_one_ticket(db: TestDatabase) {
             Outcome::Replayed(r) => r,
             other => panic!("expected created or replayed, got {other:?}"),
         };
-        ids.insert(receipt.ticket.id);
+        ids.insert(receipt.result.id);
         snapshots.insert(receipt.snapshot.as_str().to_owned());
     }
     assert_eq!(created, 1, "exactly one attempt places the ticket");

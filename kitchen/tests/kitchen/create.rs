@@ -26,7 +26,7 @@ async fn same_key_and_payload_twice_replays_the_original(db: TestDatabase) {
             .expect("retry"),
     );
 
-    assert_eq!(first.ticket.id, second.ticket.id);
+    assert_eq!(first.result.id, second.result.id);
     assert_eq!(
         first.snapshot.as_str(),
         second.snapshot.as_str(),
@@ -58,7 +58,7 @@ async fn same_meaning_in_another_shape_replays(db: TestDatabase) {
             .await
             .expect("retry"),
     );
-    assert_eq!(first.ticket.id, again.ticket.id);
+    assert_eq!(first.result.id, again.result.id);
     assert_eq!(ticket_count(&kitchen, tenant.id).await, 1);
 }
 
@@ -117,11 +117,11 @@ async fn same_key_under_another_tenant_is_a_separate_ticket(db: TestDatabase) {
             .expect("globex"),
     );
 
-    assert_ne!(a.ticket.id, g.ticket.id);
+    assert_ne!(a.result.id, g.result.id);
     assert_eq!(ticket_count(&kitchen, acme.id).await, 1);
     assert_eq!(ticket_count(&kitchen, globex.id).await, 1);
     assert_eq!(
-        kitchen.ticket(globex.id, a.ticket.id).await.expect("read"),
+        kitchen.ticket(globex.id, a.result.id).await.expect("read"),
         None
     );
     let seen_by_globex = kitchen
@@ -129,7 +129,7 @@ async fn same_key_under_another_tenant_is_a_separate_ticket(db: TestDatabase) {
         .await
         .expect("lookup")
         .expect("globex's own record");
-    assert_eq!(seen_by_globex.ticket_id, Some(g.ticket.id));
+    assert_eq!(seen_by_globex.ticket_id, Some(g.result.id));
 }
 
 async fn invalid_input_writes_nothing_and_keeps_the_key_free(db: TestDatabase) {
@@ -192,18 +192,18 @@ async fn the_operation_record_tells_what_happened(db: TestDatabase) {
         .expect("recorded");
     assert_eq!(record, receipt.operation, "stored exactly as answered");
     assert_eq!(record.state, OperationState::Succeeded);
-    assert_eq!(record.ticket_id, Some(receipt.ticket.id));
+    assert_eq!(record.ticket_id, Some(receipt.result.id));
     assert_eq!(
         record.retained_until - record.created_at,
         kitchen::DEFAULT_RETENTION
     );
     let stored = kitchen
-        .ticket(tenant.id, receipt.ticket.id)
+        .ticket(tenant.id, receipt.result.id)
         .await
         .expect("read")
         .expect("the ticket exists");
     assert_eq!(
-        stored, receipt.ticket,
+        stored, receipt.result,
         "the snapshot and the ticket row agree"
     );
 }

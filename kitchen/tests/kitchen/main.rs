@@ -1,9 +1,13 @@
 //! Kitchen tests. Every test that touches a database runs twice, on SQLite
 //! and on PostgreSQL (`sqlite::NAME`, `postgres::NAME`).
 
+mod comments;
 mod concurrency;
 mod create;
 mod fingerprint;
+mod history;
+mod keys;
+mod lifecycle_concurrency;
 mod model;
 mod reads;
 mod remote;
@@ -11,3 +15,6 @@ mod remote_model;
 mod support;
 mod tenants;
 mod text;
+mod transition;
+mod update;
+mod upgrade;

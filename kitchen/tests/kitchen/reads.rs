@@ -16,7 +16,7 @@ async fn lists_newest_first_in_pages(db: TestDatabase) {
                 .await
                 .expect("create"),
         );
-        made.push(receipt.ticket.id);
+        made.push(receipt.result.id);
     }
     made.reverse(); // newest first
 
@@ -59,14 +59,14 @@ async fn another_tenants_ticket_is_not_found(db: TestDatabase) {
     );
     assert!(
         kitchen
-            .ticket(acme.id, receipt.ticket.id)
+            .ticket(acme.id, receipt.result.id)
             .await
             .expect("read")
             .is_some()
     );
     assert_eq!(
         kitchen
-            .ticket(globex.id, receipt.ticket.id)
+            .ticket(globex.id, receipt.result.id)
             .await
             .expect("read"),
         None

@@ -9,11 +9,12 @@ use std::time::Duration;
 use kitchen::fake_provider::{DispatchFault, FakeProvider, LookupFault};
 use kitchen::testing::{TestDatabase, tenant_with_token};
 use kitchen::{
-    Action, AttemptKind, ExternalRef, Kitchen, KitchenConfig, NotCreatedReason, OperationKey,
-    OperationState, OperationStatus, Outcome, RemoteSettings, TenantId, TicketBackend, Trigger,
+    Action, Actor, AttemptKind, AttemptResult, ExternalRef, Kitchen, KitchenConfig,
+    NotCreatedReason, OperationKey, OperationState, OperationStatus, Outcome, RemoteSettings,
+    TenantId, TicketBackend, Trigger,
 };
 
-use crate::support::{created, draft, fresh_key, replayed, ticket_count};
+use crate::support::{created, draft, fresh_key, history, replayed, ticket_count};
 
 /// One intended effect against a fake provider.
 struct Effect {
@@ -99,7 +100,13 @@ impl Effect {
         ledger
             .attempts
             .iter()
-            .map(|a| format!("{}:{}", a.kind.as_str(), a.result.as_deref().unwrap_or("-")))
+            .map(|a| {
+                format!(
+                    "{}:{}",
+                    a.kind.as_str(),
+                    a.result.map_or("-", AttemptResult::as_str)
+                )
+            })
             .collect()
     }
 }
@@ -122,7 +129,7 @@ async fn a_create_is_recorded_ahead_and_replays(db: TestDatabase) {
     assert_eq!(first.operation.state, OperationState::Succeeded);
     assert!(
         first
-            .ticket
+            .result
             .provider_ticket_id
             .as_deref()
             .is_some_and(|id| id.starts_with("FAKE-"))
@@ -156,7 +163,7 @@ async fn a_lost_answer_is_unknown_then_found_not_resent(db: TestDatabase) {
     assert_eq!(effect.state().await, OperationState::Unknown);
 
     let retry = replayed(effect.create().await);
-    assert!(retry.ticket.provider_ticket_id.is_some());
+    assert!(retry.result.provider_ticket_id.is_some());
     assert_eq!(effect.made(), 1, "reconciled, not re-sent");
     assert_eq!(
         effect.attempts().await,
@@ -333,7 +340,7 @@ async fn a_failed_search_stays_unknown_and_says_so(db: TestDatabase) {
     assert_eq!(status.record.state, OperationState::Succeeded);
     let ledger = status.effect.expect("ledger");
     let last = ledger.last_reconciliation().expect("a lookup");
-    assert_eq!(last.result.as_deref(), Some("found"));
+    assert_eq!(last.result, Some(AttemptResult::Found));
     assert_eq!(last.trigger, Trigger::Status);
     assert_eq!(effect.made(), 1);
 }
@@ -480,6 +487,49 @@ async fn a_different_request_with_a_used_key_conflicts(db: TestDatabase) {
     assert_eq!(effect.made(), 1);
 }
 
+/// A ticket's history is the same whichever backend made it: its first
+/// entry names the token the caller authenticated with, as a local
+/// create's does (`history::each_write_adds_one_entry_saying_what_changed`).
+async fn a_remote_create_records_the_callers_token_in_history(db: TestDatabase) {
+    let effect = Effect::new(
+        &db,
+        FakeProvider::ignoring_keys(),
+        settings(Duration::ZERO, Duration::ZERO),
+    )
+    .await;
+    let token = effect
+        .kitchen
+        .issue_token(effect.tenant)
+        .await
+        .expect("issue");
+    let caller = effect
+        .kitchen
+        .authenticate(&token.secret)
+        .await
+        .expect("auth")
+        .expect("a fresh token authenticates");
+    let made = created(
+        effect
+            .kitchen
+            .create_ticket(
+                Actor::from(&caller),
+                &effect.key,
+                &draft("ops", "Disk full"),
+            )
+            .await
+            .expect("create"),
+    );
+    let entries = history(&effect.kitchen, effect.tenant, made.result.id).await;
+    assert_eq!(entries.len(), 1, "the create");
+    assert_eq!(entries[0].action, Action::CreateTicket);
+    assert_eq!(entries[0].operation_key, effect.key);
+    assert_eq!(
+        entries[0].actor_token_id,
+        Some(caller.token),
+        "the caller's token, as on the local backend"
+    );
+}
+
 kitchen::on_both_databases!(
     a_create_is_recorded_ahead_and_replays,
     a_lost_answer_is_unknown_then_found_not_resent,
@@ -495,4 +545,5 @@ kitchen::on_both_databases!(
     a_crash_after_dispatch_is_found_at_startup,
     concurrent_first_attempts_dispatch_once,
     a_different_request_with_a_used_key_conflicts,
+    a_remote_create_records_the_callers_token_in_history,
 );

@@ -104,9 +104,9 @@ impl Case<'_> {
             Outcome::Created(r) | Outcome::Replayed(r) => {
                 prop_assert_eq!(made, 1, "a ticket answered, so the provider holds it once");
                 if let Some(id) = known.ticket {
-                    prop_assert_eq!(r.ticket.id, id, "always the same ticket for a key");
+                    prop_assert_eq!(r.result.id, id, "always the same ticket for a key");
                 }
-                known.ticket = Some(r.ticket.id);
+                known.ticket = Some(r.result.id);
                 if matches!(outcome, Outcome::Created(_)) {
                     prop_assert!(!known.created, "created at most once per key");
                     known.created = true;

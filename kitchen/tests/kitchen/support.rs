@@ -1,6 +1,13 @@
 //! Shared helpers for the kitchen tests.
 
-use kitchen::{Kitchen, OperationKey, Outcome, PageSize, Receipt, TenantId, TicketDraft};
+use std::fmt::Debug;
+
+use kitchen::testing::{TestDatabase, tenant_with_token};
+use kitchen::{
+    Actor, Caller, Comment, CommentDraft, FieldViolation, HistoryEntry, Kitchen, OperationKey,
+    OperationRef, Outcome, PageSize, Receipt, Refusal, Tenant, TenantId, Ticket, TicketDraft,
+    TicketId, TicketPatch, TicketUpdate, TransitionDraft, Version,
+};
 
 /// A fresh operation key, as a caller would mint one.
 pub fn fresh_key() -> OperationKey {
@@ -40,7 +47,7 @@ pub async fn ticket_count(kitchen: &Kitchen, tenant: TenantId) -> usize {
 }
 
 /// The receipt of a `Created` outcome; panics on anything else.
-pub fn created(outcome: Outcome) -> Receipt {
+pub fn created<T: Debug>(outcome: Outcome<T>) -> Receipt<T> {
     match outcome {
         Outcome::Created(receipt) => receipt,
         other => panic!("expected created, got {other:?}"),
@@ -48,9 +55,183 @@ pub fn created(outcome: Outcome) -> Receipt {
 }
 
 /// The receipt of a `Replayed` outcome; panics on anything else.
-pub fn replayed(outcome: Outcome) -> Receipt {
+pub fn replayed<T: Debug>(outcome: Outcome<T>) -> Receipt<T> {
     match outcome {
         Outcome::Replayed(receipt) => receipt,
         other => panic!("expected replayed, got {other:?}"),
+    }
+}
+
+/// The original of a `Conflict` outcome; panics on anything else.
+pub fn conflict<T: Debug>(outcome: Outcome<T>) -> OperationRef {
+    match outcome {
+        Outcome::Conflict { original } => original,
+        other => panic!("expected conflict, got {other:?}"),
+    }
+}
+
+/// The violations of an `Invalid` outcome; panics on anything else.
+pub fn invalid<T: Debug>(outcome: Outcome<T>) -> Vec<FieldViolation> {
+    match outcome {
+        Outcome::Invalid { violations } => violations,
+        other => panic!("expected invalid, got {other:?}"),
+    }
+}
+
+/// The refusal of a `Refused` outcome; panics on anything else.
+pub fn refused<T: Debug>(outcome: Outcome<T>) -> Refusal {
+    match outcome {
+        Outcome::Refused(refusal) => refusal,
+        other => panic!("expected refused, got {other:?}"),
+    }
+}
+
+/// An id no ticket has.
+pub fn unknown_ticket() -> TicketId {
+    uuid::Uuid::now_v7()
+        .to_string()
+        .parse()
+        .expect("a UUID is a ticket id")
+}
+
+/// A merge patch, parsed the way a door parses a request body.
+pub fn patch(json: &str) -> TicketPatch {
+    serde_json::from_str(json).expect("a well-formed patch")
+}
+
+/// An update of `ticket` by the merge patch `json`, at any version.
+pub fn update(ticket: TicketId, json: &str) -> TicketUpdate {
+    TicketUpdate {
+        ticket_id: ticket,
+        expected_version: None,
+        patch: patch(json),
+    }
+}
+
+/// An update of `ticket` by the merge patch `json`, only at `version`.
+pub fn update_at(ticket: TicketId, version: i64, json: &str) -> TicketUpdate {
+    TicketUpdate {
+        expected_version: Some(Version::parse(version, "expected_version").expect("a version")),
+        ..update(ticket, json)
+    }
+}
+
+/// A transition to `to`, without a reason.
+pub fn move_to(to: &str) -> TransitionDraft {
+    TransitionDraft {
+        to: Some(to.into()),
+        reason: None,
+    }
+}
+
+/// A comment saying `body`.
+pub fn say(body: &str) -> CommentDraft {
+    CommentDraft {
+        body: Some(body.into()),
+    }
+}
+
+/// One tenant, authenticated the way a door does it, with one ticket.
+pub struct Desk {
+    pub kitchen: Kitchen,
+    pub tenant: Tenant,
+    /// Who writes: the tenant and its token, so history records the token.
+    pub actor: Actor,
+    /// A fresh ticket (`ops`, "Disk full", no description), version 1.
+    pub ticket: Ticket,
+}
+
+impl Desk {
+    /// A kitchen on `db`, a tenant named `acme` and one fresh ticket.
+    pub async fn new(db: &TestDatabase) -> Self {
+        Self::on(db.kitchen().await, "acme").await
+    }
+
+    /// A tenant named `name` on `kitchen`, with one fresh ticket.
+    pub async fn on(kitchen: Kitchen, name: &str) -> Self {
+        let (tenant, token) = tenant_with_token(&kitchen, name).await;
+        let caller: Caller = kitchen
+            .authenticate(&token.secret)
+            .await
+            .expect("database reachable")
+            .expect("a fresh token authenticates");
+        let actor = Actor::from(&caller);
+        let ticket = created(
+            kitchen
+                .create_ticket(actor, &fresh_key(), &draft("ops", "Disk full"))
+                .await
+                .expect("create"),
+        )
+        .result;
+        Self {
+            kitchen,
+            tenant,
+            actor,
+            ticket,
+        }
+    }
+
+    /// The ticket as stored now.
+    pub async fn current(&self, id: TicketId) -> Ticket {
+        self.kitchen
+            .ticket(self.tenant.id, id)
+            .await
+            .expect("read")
+            .expect("the ticket exists")
+    }
+
+    /// Every history entry of `ticket`, oldest first.
+    pub async fn history(&self, ticket: TicketId) -> Vec<HistoryEntry> {
+        history(&self.kitchen, self.tenant.id, ticket).await
+    }
+
+    /// Every comment of `ticket`, oldest first.
+    pub async fn comments(&self, ticket: TicketId) -> Vec<Comment> {
+        comments(&self.kitchen, self.tenant.id, ticket).await
+    }
+
+    /// Whether `key` of `action` is still unused: nothing is recorded for it.
+    pub async fn unused(&self, action: kitchen::Action, key: &OperationKey) -> bool {
+        self.kitchen
+            .operation(self.tenant.id, action, key)
+            .await
+            .expect("lookup")
+            .is_none()
+    }
+}
+
+/// Every history entry of `ticket`, oldest first, read page by page.
+pub async fn history(kitchen: &Kitchen, tenant: TenantId, ticket: TicketId) -> Vec<HistoryEntry> {
+    let mut entries = Vec::new();
+    let mut cursor = None;
+    loop {
+        let page = kitchen
+            .ticket_history(tenant, ticket, PageSize::DEFAULT, cursor)
+            .await
+            .expect("read history")
+            .expect("the ticket exists");
+        entries.extend(page.entries);
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => return entries,
+        }
+    }
+}
+
+/// Every comment of `ticket`, oldest first, read page by page.
+pub async fn comments(kitchen: &Kitchen, tenant: TenantId, ticket: TicketId) -> Vec<Comment> {
+    let mut all = Vec::new();
+    let mut cursor = None;
+    loop {
+        let page = kitchen
+            .list_comments(tenant, ticket, PageSize::DEFAULT, cursor)
+            .await
+            .expect("read comments")
+            .expect("the ticket exists");
+        all.extend(page.comments);
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => return all,
+        }
     }
 }

@@ -1,7 +1,7 @@
 //! Tenants and API tokens.
 
-use kitchen::TenantName;
 use kitchen::testing::{TestDatabase, tenant_with_token};
+use kitchen::{Caller, TenantName};
 
 async fn a_token_authenticates_its_tenant_until_revoked(db: TestDatabase) {
     let kitchen = db.kitchen().await;
@@ -10,11 +10,17 @@ async fn a_token_authenticates_its_tenant_until_revoked(db: TestDatabase) {
 
     assert_eq!(
         kitchen.authenticate(&token.secret).await.expect("auth"),
-        Some(acme.clone())
+        Some(Caller {
+            tenant: acme.clone(),
+            token: token.id
+        })
     );
     assert_eq!(
         kitchen.authenticate(&other.secret).await.expect("auth"),
-        Some(globex)
+        Some(Caller {
+            tenant: globex,
+            token: other.id
+        })
     );
     assert_eq!(
         kitchen.authenticate("tkt_not-a-token").await.expect("auth"),
@@ -36,7 +42,10 @@ async fn a_token_authenticates_its_tenant_until_revoked(db: TestDatabase) {
     assert_ne!(second.secret, token.secret);
     assert_eq!(
         kitchen.authenticate(&second.secret).await.expect("auth"),
-        Some(acme)
+        Some(Caller {
+            tenant: acme,
+            token: second.id
+        })
     );
 }
 

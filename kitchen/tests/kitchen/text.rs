@@ -149,7 +149,7 @@ async fn check(
     match outcome {
         Outcome::Created(receipt) if accepted => {
             let stored = kitchen
-                .ticket(tenant, receipt.ticket.id)
+                .ticket(tenant, receipt.result.id)
                 .await
                 .map_err(infrastructure)?
                 .ok_or_else(|| TestCaseError::fail("created ticket not found"))?;
@@ -161,7 +161,7 @@ async fn check(
             prop_assert_eq!(Some(stored.title.as_str()), draft.title.as_deref());
             let sent = draft.description.as_deref().filter(|d| !d.is_empty());
             prop_assert_eq!(stored.description.as_ref().map(|d| d.as_str()), sent);
-            prop_assert_eq!(&stored, &receipt.ticket);
+            prop_assert_eq!(&stored, &receipt.result);
             // The replay path reads the stored snapshot: the same ticket.
             let record = kitchen
                 .operation(tenant, Action::CreateTicket, &key)
@@ -171,7 +171,7 @@ async fn check(
             let snapshot = record
                 .result
                 .ok_or_else(|| TestCaseError::fail("no result snapshot"))?;
-            prop_assert_eq!(snapshot.ticket().ok(), Some(stored));
+            prop_assert_eq!(snapshot.parse::<kitchen::Ticket>().ok(), Some(stored));
             prop_assert_eq!(ticket_count(kitchen, tenant).await, before + 1);
         }
         Outcome::Invalid { violations } if !accepted => {

@@ -3,31 +3,39 @@
 
 use axum::Extension;
 use axum::extract::{Path, State};
-use kitchen::{Action, EffectAttempt, Kitchen, OperationKey, OperationState, Tenant};
-use serde::Serialize;
-use utoipa::ToSchema;
+use kitchen::{
+    Action, Caller, Comment, EffectAttempt, Kitchen, MAX_KEY_LEN, MIN_KEY_LEN, OperationKey,
+    OperationState,
+};
+use serde::{Deserialize, Serialize};
+use utoipa::openapi::path::{Parameter, ParameterIn};
+use utoipa::{IntoParams, ToSchema};
 
 use crate::error::RestError;
-use crate::links;
 use crate::problem::Problem;
+use crate::{links, schema};
 
 /// What the service recorded for one operation key.
 #[derive(Debug, Serialize, ToSchema)]
 pub(crate) struct OperationStatus {
     /// The action, e.g. `create_ticket`.
+    #[schema(schema_with = crate::schema::action_schema)]
     action: String,
     /// The operation key.
     key: String,
-    /// `succeeded`: the ticket exists and the key replays it. With a ticket
+    /// `succeeded`: the write happened and the key replays it. With a ticket
     /// provider also: `in_progress` (being sent), `unknown` (the provider's
     /// answer was lost; being reconciled) and `failed_before_effect` (the
     /// provider made nothing; the key is not used up).
     #[schema(example = "succeeded")]
     state: &'static str,
-    /// The ticket made, once there is one.
+    /// The ticket made or acted on, once there is one.
     ticket_id: Option<String>,
     /// Where to GET it.
     ticket_location: Option<String>,
+    /// For `add_comment`: where to GET the comment it added.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    comment_location: Option<String>,
     /// Versioned fingerprint of the request that first used the key.
     fingerprint: String,
     /// When the key was first used (RFC 3339).
@@ -100,30 +108,39 @@ impl From<&EffectAttempt> for AttemptBody {
             trigger: a.trigger.as_str(),
             started_at: links::rfc3339(a.started_at),
             finished_at: a.finished_at.map(links::rfc3339),
-            result: a.result.clone(),
+            result: a.result.map(|r| r.as_str().to_owned()),
             detail: a.detail.clone(),
         }
     }
 }
 
-/// What to do next, by state.
-pub(crate) fn next_step(state: OperationState) -> &'static str {
-    match state {
-        OperationState::Succeeded => {
+/// What to do next, by action and state.
+pub(crate) fn next_step(action: Action, state: OperationState) -> &'static str {
+    match (state, action) {
+        (OperationState::Succeeded, Action::CreateTicket) => {
             "The ticket exists. Sending the same request with this key again returns it again \
              and creates nothing; a different request with this key is refused."
         }
-        OperationState::InProgress => {
+        (OperationState::Succeeded, Action::UpdateTicket | Action::TransitionTicket) => {
+            "The change was made. Sending the same request with this key again returns the \
+             ticket as that change left it and changes nothing; a different request with this \
+             key is refused. GET the ticket to see it as it is now."
+        }
+        (OperationState::Succeeded, Action::AddComment) => {
+            "The comment was added. Sending the same request with this key again returns it \
+             again and adds nothing; a different request with this key is refused."
+        }
+        (OperationState::InProgress, _) => {
             "The ticket is being sent to the ticket provider. GET this again shortly, or retry \
              the same request with the same key. Do not use a new key for this ticket."
         }
-        OperationState::Unknown => {
+        (OperationState::Unknown, _) => {
             "The provider's answer was lost, so the ticket may or may not exist; the service is \
              reconciling with the provider's records. Retry the same request with the same key, \
              or GET this again: either returns the ticket once it is known. Never use a new key \
              for this ticket: that could create a duplicate."
         }
-        OperationState::FailedBeforeEffect => {
+        (OperationState::FailedBeforeEffect, _) => {
             "The provider made nothing, and the key was not used up: send the request again \
              (corrected, if the provider refused it) with the same key."
         }
@@ -142,17 +159,28 @@ impl From<kitchen::OperationStatus> for OperationStatus {
             last_reconciliation: e.last_reconciliation().map(AttemptBody::from),
             attempts: e.attempts.iter().map(AttemptBody::from).collect(),
         });
+        // A comment's address is in the frozen result; an unreadable one
+        // only leaves the link out (the ticket's comments list it too).
+        let comment_location = match record.action {
+            Action::AddComment => record
+                .result
+                .as_ref()
+                .and_then(|snapshot| snapshot.parse::<Comment>().ok())
+                .map(|c| links::comment(c.ticket_id, c.id)),
+            Action::CreateTicket | Action::UpdateTicket | Action::TransitionTicket => None,
+        };
         Self {
             action: record.action.as_str().into(),
             key: record.key.as_str().into(),
             state: record.state.as_str(),
             ticket_id: record.ticket_id.map(|id| id.to_string()),
             ticket_location: record.ticket_id.map(links::ticket),
+            comment_location,
             fingerprint: record.fingerprint.to_string(),
             created_at: links::rfc3339(record.created_at),
             retained_until: links::rfc3339(record.retained_until),
             retry_safe: true,
-            next_step: next_step(record.state).into(),
+            next_step: next_step(record.action, record.state).into(),
             detail: match record.state {
                 OperationState::Succeeded => None,
                 _ => detail,
@@ -162,26 +190,64 @@ impl From<kitchen::OperationStatus> for OperationStatus {
     }
 }
 
-/// Look an operation up by its key.
+/// The path of an operation: its action and key. Both are read as text so
+/// that each bad one gets its own answer.
+#[derive(Debug, Deserialize)]
+pub(crate) struct OperationPath {
+    action: String,
+    key: String,
+}
+
+impl IntoParams for OperationPath {
+    fn into_params(_: impl Fn() -> Option<ParameterIn>) -> Vec<Parameter> {
+        vec![
+            schema::parameter(
+                "action",
+                ParameterIn::Path,
+                true,
+                "The write's action; anything else is not found.",
+                schema::action_schema(),
+            ),
+            schema::parameter(
+                "key",
+                ParameterIn::Path,
+                true,
+                "The Idempotency-Key (percent-encoded), the RFC 8941 quotes of a quoted key left \
+                 out. Anything that cannot be a key is `400 idempotency-key-malformed`.",
+                key_path_schema(),
+            ),
+        ]
+    }
+}
+
+/// A key as a path segment: printable ASCII without spaces, its lengths
+/// from the kitchen's.
+fn key_path_schema() -> utoipa::openapi::schema::Object {
+    use utoipa::openapi::schema::{ObjectBuilder, SchemaType, Type};
+    ObjectBuilder::new()
+        .schema_type(SchemaType::Type(Type::String))
+        .min_length(Some(MIN_KEY_LEN))
+        .max_length(Some(MAX_KEY_LEN))
+        .pattern(Some(format!("^[!-~]{{{MIN_KEY_LEN},{MAX_KEY_LEN}}}$")))
+        .build()
+}
+
+/// Look an operation up by its action and key.
 ///
-/// `404` means nothing was recorded for this key: the create did not
-/// happen, and a retry with the same key is safe.
+/// `404 operation-not-found` means nothing was recorded for this key: the
+/// write did not happen, and a retry with the same key is safe.
 #[utoipa::path(
     get,
     path = "/v1/operations/{action}/{key}",
     operation_id = "get_operation",
     tag = "operations",
-    params(
-        ("action" = String, Path, description = "The action: `create_ticket` (anything else is not found)", example = "create_ticket"),
-        ("key" = String, Path, description = "The Idempotency-Key (percent-encoded): 8 to 255 printable ASCII characters without spaces, the RFC 8941 quotes of a quoted key left out. Anything else cannot be a key (`400 idempotency-key-malformed`).",
-            min_length = 8, max_length = 255, pattern = "^[!-~]{8,255}$"),
-    ),
+    params(OperationPath),
     responses(
         (status = 200, description = "The operation record (with a ticket provider: the effect, its attempts and the last reconciliation; an unsettled one is reconciled before answering).", body = OperationStatus),
-        (status = 400, description = "The key cannot be an Idempotency-Key (`idempotency-key-malformed`: not 8 to 255 printable ASCII), so nothing can have been recorded under it; or the path is not valid percent-encoded UTF-8, or a header the server needs once was sent twice or is malformed (`bad-request`).", body = Problem, content_type = "application/problem+json"),
+        (status = 400, description = "The key cannot be an Idempotency-Key (`idempotency-key-malformed`: not printable ASCII of a key's length), so nothing can have been recorded under it; or the path is not valid percent-encoded UTF-8, or a header the server needs once was sent twice or is malformed (`bad-request`).", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "Missing or invalid bearer token.", body = Problem, content_type = "application/problem+json",
             headers(("WWW-Authenticate" = String, description = "Bearer"))),
-        (status = 404, description = "Nothing recorded for this key (`operation-not-found`): a retry with the same key is safe. Or an unknown action (`not-found`).", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "Nothing recorded for this key (`operation-not-found`): a retry with the same key is safe. Or an unknown action (`not-found`, naming the actions).", body = Problem, content_type = "application/problem+json"),
         (status = 500, description = "Something failed on our side (`internal`; logged). Retry.", body = Problem, content_type = "application/problem+json"),
         (status = 503, description = "The request ran past the server's timeout (`timeout`). Retry.", body = Problem, content_type = "application/problem+json"),
     ),
@@ -189,14 +255,17 @@ impl From<kitchen::OperationStatus> for OperationStatus {
 )]
 pub(crate) async fn get(
     State(kitchen): State<Kitchen>,
-    Extension(tenant): Extension<Tenant>,
-    Path((action, key)): Path<(String, String)>,
+    Extension(caller): Extension<Caller>,
+    Path(OperationPath { action, key }): Path<OperationPath>,
 ) -> Result<axum::Json<OperationStatus>, RestError> {
     let action = Action::parse(&action).ok_or_else(|| {
-        RestError::NotFound(format!("Action {action:?} (the only one is create_ticket)"))
+        RestError::NotFound(format!(
+            "Action {action:?} (the actions are {})",
+            Action::names()
+        ))
     })?;
     // A string that is not a valid key can never have been recorded, and a
-    // create with it would be refused: saying "not found, retrying is safe"
+    // write with it would be refused: saying "not found, retrying is safe"
     // would send the caller into that refusal.
     let key = OperationKey::parse(key).map_err(|e| {
         RestError::MalformedIdempotencyKey(format!(
@@ -205,8 +274,8 @@ pub(crate) async fn get(
     })?;
     // With a ticket provider, an unsettled operation is reconciled first.
     let status = kitchen
-        .operation_status(tenant.id, action, &key)
+        .operation_status(caller.tenant.id, action, &key)
         .await?
-        .ok_or(RestError::OperationNotFound)?;
+        .ok_or(RestError::OperationNotFound(action))?;
     Ok(axum::Json(status.into()))
 }

@@ -1,45 +1,53 @@
-//! `POST /v1/tickets`, `GET /v1/tickets/{id}`, `GET /v1/tickets`.
+//! `POST /v1/tickets`, `GET /v1/tickets/{id}`, `PATCH /v1/tickets/{id}`,
+//! `GET /v1/tickets`.
 
 use axum::Extension;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Response};
-use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use http::{HeaderMap, header};
 use kitchen::{
-    Action, Cursor, FieldViolation, Kitchen, NotCreatedReason, OperationRef, OperationState,
-    Outcome, PageSize, ProjectId, Receipt, Tenant, TicketDraft,
+    Action, Actor, Caller, Kitchen, ProjectId, TicketDraft, TicketId, TicketPatch, TicketUpdate,
 };
 use serde::{Deserialize, Serialize};
-use telemetry::{Attempt, Door, Metrics};
-use tracing::Instrument;
+use telemetry::Metrics;
 use utoipa::{IntoParams, ToSchema};
 
 use crate::error::RestError;
+use crate::idempotency_key::IdempotencyKeyHeader;
+use crate::json_body;
 use crate::problem::Problem;
-use crate::schema::{CreateTicketRequest, TicketBody};
-use crate::{idempotency_key, json_body, links};
+use crate::routes::pages;
+use crate::routes::writes::{self, OutcomeUnknown, WriteRequest};
+use crate::schema::{CreateTicketRequest, TicketBody, TicketPatchRequest};
+use crate::versions::{self, IfMatchHeader};
 
-/// Response header that marks a replayed answer.
-pub const IDEMPOTENT_REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
+/// The ticket a path names: a path that is not a ticket id is answered
+/// exactly as an id the tenant has no ticket for.
+pub(crate) fn ticket_id(raw: &str) -> Result<TicketId, RestError> {
+    raw.parse().map_err(|_| RestError::ticket_not_found(raw))
+}
 
 /// Create a ticket, at most once per Idempotency-Key.
 ///
 /// The first request with a key creates the ticket. Any later request with
 /// the same key and the same body gets the original answer again (same
-/// status, same body bytes, same Location) plus `Idempotent-Replayed: true`,
-/// and creates nothing. The same key with a different body is refused.
+/// status, same body bytes, same Location and ETag) plus
+/// `Idempotent-Replayed: true`, and creates nothing. The same key with a
+/// different body is refused.
 #[utoipa::path(
     post,
     path = "/v1/tickets",
     operation_id = "create_ticket",
     tag = "tickets",
-    params(idempotency_key::IdempotencyKeyHeader),
+    params(IdempotencyKeyHeader),
     request_body(content = CreateTicketRequest, content_type = "application/json"),
     responses(
         (status = 201, description = "Created, or replayed (then `Idempotent-Replayed: true` is set and the body is byte-identical to the first answer). A replay is a `201` too, never a `200`.", body = TicketBody,
             headers(
                 ("Location" = String, description = "The ticket: /v1/tickets/{id}"),
+                ("ETag" = String, description = "The ticket's version, a strong tag (`\"1\"`): what `If-Match` takes"),
                 ("Idempotent-Replayed" = String, description = "`true` when this answer is a replay of an earlier one"),
             ),
             links(("GetTicket" = (operation_id = "get_ticket", parameters(("id" = "$response.body#/id")), description = "The ticket just created (or replayed)")))),
@@ -66,135 +74,33 @@ pub const IDEMPOTENT_REPLAYED: HeaderName = HeaderName::from_static("idempotent-
 pub(crate) async fn create(
     State(kitchen): State<Kitchen>,
     State(metrics): State<Metrics>,
-    Extension(tenant): Extension<Tenant>,
+    Extension(caller): Extension<Caller>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, RestError> {
-    let request_id = headers
-        .get("x-request-id")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default();
-    let attempt = Attempt::start(
-        &metrics,
-        Door::Rest,
-        Action::CreateTicket.as_str(),
-        &tenant,
-        request_id,
-        None,
-    );
-    let answer = place(&kitchen, &tenant, &headers, body, &attempt)
-        .instrument(attempt.span().clone())
-        .await;
-    match &answer {
-        Ok((_, outcome)) => attempt.finish(outcome, None),
-        Err(e) => {
-            let (outcome, failure) = e.outcome();
-            attempt.finish(outcome, failure);
-        }
-    }
-    answer.map(|(response, _)| response)
-}
-
-/// The create itself; answers the response and the outcome's name.
-async fn place(
-    kitchen: &Kitchen,
-    tenant: &Tenant,
-    headers: &HeaderMap,
-    body: Result<Bytes, BytesRejection>,
-    attempt: &Attempt,
-) -> Result<(Response, &'static str), RestError> {
-    // The key first: without one, nothing about the body matters yet.
-    let key = idempotency_key::from_headers(headers)?;
-    attempt.record_key(key.as_str());
-    let request: CreateTicketRequest = json_body::parse(headers, body)?;
-    let draft = TicketDraft::from(request);
-    let outcome = kitchen.create_ticket(tenant.id, &key, &draft).await?;
-    let name = outcome.name();
-    match outcome {
-        Outcome::Created(receipt) => Ok((ticket_created(&receipt, false), name)),
-        Outcome::Replayed(receipt) => Ok((ticket_created(&receipt, true), name)),
-        Outcome::Conflict { original } => Err(RestError::KeyReused(original)),
-        Outcome::Invalid { violations } => Err(RestError::Validation(violations)),
-        Outcome::InProgress { retry_after } => Err(RestError::InProgress(retry_after)),
-        Outcome::NotCreated { reason, .. } => Err(match reason {
-            NotCreatedReason::Rejected(why) => RestError::ProviderRejected(why),
-            NotCreatedReason::Unavailable(why) => RestError::ProviderUnavailable(why),
-        }),
-        Outcome::Unknown { operation, reason } => Ok((outcome_unknown(&operation, reason), name)),
-    }
-}
-
-/// How long a caller should wait before retrying an unknown outcome.
-const UNKNOWN_RETRY_AFTER_SECS: u64 = 2;
-
-/// The body of a `202`: the outcome is not known yet.
-#[derive(Debug, Serialize, ToSchema)]
-pub(crate) struct OutcomeUnknown {
-    /// Always `unknown`.
-    #[schema(example = "unknown")]
-    state: &'static str,
-    /// The action, `create_ticket`.
-    action: &'static str,
-    /// The Idempotency-Key.
-    key: String,
-    /// The operation's status resource (also in `Location`).
-    status_location: String,
-    /// What is known.
-    detail: String,
-    /// Always true: retrying the same request with the same key is safe.
-    retry_safe: bool,
-    /// What to do now.
-    next_step: &'static str,
-}
-
-/// `202 Accepted`: the ticket provider's answer was lost and the service is
-/// reconciling. `Location` is the operation's status resource.
-fn outcome_unknown(operation: &OperationRef, reason: String) -> Response {
-    let location = links::operation(operation.action, &operation.key);
-    let body = OutcomeUnknown {
-        state: "unknown",
-        action: operation.action.as_str(),
-        key: operation.key.as_str().into(),
-        status_location: location.clone(),
-        detail: reason,
-        retry_safe: true,
-        next_step: crate::routes::operations::next_step(OperationState::Unknown),
+    let action = Action::CreateTicket;
+    let request = WriteRequest {
+        metrics: &metrics,
+        caller: &caller,
+        headers: &headers,
+        action,
     };
-    let mut response = (StatusCode::ACCEPTED, axum::Json(body)).into_response();
-    let headers = response.headers_mut();
-    if let Ok(location) = HeaderValue::from_str(&location) {
-        headers.insert(header::LOCATION, location);
-    }
-    headers.insert(
-        header::RETRY_AFTER,
-        HeaderValue::from(UNKNOWN_RETRY_AFTER_SECS),
-    );
-    response
-}
-
-/// `201` with the frozen snapshot as the body: a replay is byte-identical
-/// to the first answer because both send the stored bytes.
-fn ticket_created(receipt: &Receipt, replayed: bool) -> Response {
-    let mut response = (
-        StatusCode::CREATED,
-        [(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        )],
-        receipt.snapshot.as_str().to_owned(),
+    let (kitchen, caller, headers) = (&kitchen, &caller, &headers);
+    writes::attempt(
+        request,
+        |key| async move {
+            let request: CreateTicketRequest = json_body::parse(headers, body, action)?;
+            let draft = TicketDraft::from(request);
+            Ok(kitchen
+                .create_ticket(Actor::from(caller), &key, &draft)
+                .await?)
+        },
+        writes::ticket_created,
     )
-        .into_response();
-    let headers = response.headers_mut();
-    if let Ok(location) = HeaderValue::from_str(&links::ticket(receipt.ticket.id)) {
-        headers.insert(header::LOCATION, location);
-    }
-    if replayed {
-        headers.insert(IDEMPOTENT_REPLAYED, HeaderValue::from_static("true"));
-    }
-    response
+    .await
 }
 
-/// One ticket of the caller's tenant.
+/// One ticket of the caller's tenant, with its version as `ETag`.
 #[utoipa::path(
     get,
     path = "/v1/tickets/{id}",
@@ -202,7 +108,8 @@ fn ticket_created(receipt: &Receipt, replayed: bool) -> Response {
     tag = "tickets",
     params(("id" = String, Path, description = "The ticket's id (a UUID); anything else is simply not found")),
     responses(
-        (status = 200, description = "The ticket.", body = TicketBody),
+        (status = 200, description = "The ticket.", body = TicketBody,
+            headers(("ETag" = String, description = "The ticket's version, a strong tag (`\"3\"`): send it as `If-Match` to change the ticket only if nobody else did meanwhile"))),
         (status = 400, description = "The path is not valid percent-encoded UTF-8, or a header the server needs once was sent twice or is malformed (`bad-request`).", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "Missing or invalid bearer token.", body = Problem, content_type = "application/problem+json",
             headers(("WWW-Authenticate" = String, description = "Bearer"))),
@@ -214,16 +121,101 @@ fn ticket_created(receipt: &Receipt, replayed: bool) -> Response {
 )]
 pub(crate) async fn get(
     State(kitchen): State<Kitchen>,
-    Extension(tenant): Extension<Tenant>,
+    Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
-) -> Result<axum::Json<TicketBody>, RestError> {
-    let not_found = || RestError::NotFound(format!("Ticket {id:?}"));
-    let ticket_id = id.parse().map_err(|_| not_found())?;
+) -> Result<Response, RestError> {
+    let ticket_id = ticket_id(&id)?;
     let ticket = kitchen
-        .ticket(tenant.id, ticket_id)
+        .ticket(caller.tenant.id, ticket_id)
         .await?
-        .ok_or_else(not_found)?;
-    Ok(axum::Json(ticket.into()))
+        .ok_or_else(|| RestError::ticket_not_found(ticket_id))?;
+    let etag = versions::etag(ticket.version);
+    Ok(([(header::ETAG, etag)], axum::Json(TicketBody::from(ticket))).into_response())
+}
+
+/// Change a ticket's title, description, priority or assignee, at most once
+/// per Idempotency-Key.
+///
+/// The body is a JSON merge patch: a field left out is kept, `null`
+/// removes it (`description`, `assignee`), a value replaces it. With
+/// `If-Match`, the change is made only if the ticket is still at that
+/// version. The answer is the ticket as the change left it, with its
+/// `ETag`. A retry with the same key and body gets that same answer again
+/// (`Idempotent-Replayed: true`), even if the ticket changed since, and
+/// changes nothing. A patch that changes nothing still uses its key.
+#[utoipa::path(
+    patch,
+    path = "/v1/tickets/{id}",
+    operation_id = "update_ticket",
+    tag = "tickets",
+    params(
+        ("id" = String, Path, description = "The ticket's id (a UUID); anything else is simply not found"),
+        IdempotencyKeyHeader,
+        IfMatchHeader,
+    ),
+    request_body(content(
+        (TicketPatchRequest = "application/merge-patch+json"),
+        (TicketPatchRequest = "application/json"),
+    )),
+    responses(
+        (status = 200, description = "Changed, or replayed (then `Idempotent-Replayed: true` is set and the body and ETag are the first answer's, byte for byte).", body = TicketBody,
+            headers(
+                ("ETag" = String, description = "The ticket's version after the change (`\"4\"`)"),
+                ("Idempotent-Replayed" = String, description = "`true` when this answer is a replay of an earlier one"),
+            )),
+        (status = 400, description = "Idempotency-Key missing or malformed (`idempotency-key-missing`, `idempotency-key-malformed`), If-Match malformed or a header the server needs once sent twice (`bad-request`), the body not JSON (`malformed-json`), not an object or with a field of the wrong type or unknown (`invalid-body`, naming it), or fields invalid (`validation-failed`; e.g. `title: null` is `not_removable`). Nothing changed, key not used.", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Missing or invalid bearer token.", body = Problem, content_type = "application/problem+json",
+            headers(("WWW-Authenticate" = String, description = "Bearer"))),
+        (status = 404, description = "No such ticket for this tenant (`not-found`, as a GET would say). Nothing changed, key not used.", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "An earlier attempt with this key is still running (`operation-in-progress`). Retry the same request later.", body = Problem, content_type = "application/problem+json",
+            headers(("Retry-After" = u64, description = "Seconds to wait"))),
+        (status = 412, description = "If-Match named another version than the ticket's (`version-mismatch`; `expected_version`, `current_version`): someone changed it. Nothing changed, key not used: GET it, decide again.", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body over 64 KiB (after gzip decoding). Nothing changed, key not used.", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Body is neither application/merge-patch+json nor application/json (`unsupported-media-type`), or compressed with a Content-Encoding other than gzip (`unsupported-content-encoding`). Nothing changed, key not used.", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "The key was used for a different request (`idempotency-key-reused`; `original_operation` links its status resource). Nothing changed.", body = Problem, content_type = "application/problem+json",
+            headers(("Link" = String, description = "<status resource>; rel=\"original\""))),
+        (status = 500, description = "Something failed on our side (`internal`; logged). The outcome is unknown: retry the same request with the same key, or GET the operation by key.", body = Problem, content_type = "application/problem+json"),
+        (status = 501, description = "This deployment keeps its tickets in a provider, where only creates are sent so far (`not-on-this-backend`). Nothing changed, key not used.", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "The request ran past the server's timeout (`timeout`): the outcome is unknown, retry with the same key.", body = Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = [])),
+)]
+pub(crate) async fn update(
+    State(kitchen): State<Kitchen>,
+    State(metrics): State<Metrics>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, RestError> {
+    let action = Action::UpdateTicket;
+    let request = WriteRequest {
+        metrics: &metrics,
+        caller: &caller,
+        headers: &headers,
+        action,
+    };
+    let (kitchen, caller, headers) = (&kitchen, &caller, &headers);
+    writes::attempt(
+        request,
+        |key| async move {
+            let expected_version = versions::expected_version(headers)?;
+            // Straight into the kitchen's patch: it knows "left out" from
+            // `null`, and refuses unknown fields by name.
+            let patch: TicketPatch =
+                json_body::parse_as(headers, body, action, json_body::MERGE_PATCH)?;
+            let update = TicketUpdate {
+                ticket_id: ticket_id(&id)?,
+                expected_version,
+                patch,
+            };
+            Ok(kitchen
+                .update_ticket(Actor::from(caller), &key, &update)
+                .await?)
+        },
+        writes::ticket_changed,
+    )
+    .await
 }
 
 /// Query of `GET /v1/tickets`. Every value is read as text so that each bad
@@ -234,8 +226,8 @@ pub(crate) struct ListParams {
     /// Only tickets of this project (a project slug).
     #[param(pattern = "^[a-z0-9][a-z0-9_-]{0,63}$")]
     project_id: Option<String>,
-    /// Page size, 1 to 200 (default 50).
-    #[param(value_type = Option<u32>, minimum = 1, maximum = 200)]
+    /// How many tickets a page holds.
+    #[param(schema_with = crate::schema::limit_schema)]
     limit: Option<String>,
     /// `next_cursor` of the previous page (a UUID). Empty means none: the
     /// first page.
@@ -273,7 +265,7 @@ pub(crate) struct TicketList {
 )]
 pub(crate) async fn list(
     State(kitchen): State<Kitchen>,
-    Extension(tenant): Extension<Tenant>,
+    Extension(caller): Extension<Caller>,
     Query(params): Query<ListParams>,
 ) -> Result<axum::Json<TicketList>, RestError> {
     let mut violations = Vec::new();
@@ -284,36 +276,12 @@ pub(crate) async fn list(
         .map_err(|v| violations.push(v))
         .ok()
         .flatten();
-    let size = match params.limit {
-        None => PageSize::DEFAULT,
-        Some(raw) => raw
-            .parse::<u32>()
-            .map_err(|_| FieldViolation {
-                field: "limit".into(),
-                code: "not_a_number",
-                message: format!(
-                    "limit must be a whole number from 1 to {}; got {raw:?}",
-                    PageSize::MAX
-                ),
-            })
-            .and_then(PageSize::parse)
-            .map_err(|v| violations.push(v))
-            .unwrap_or_default(),
-    };
-    // `cursor=` (empty) is the first page, as if the parameter were absent.
-    let cursor = params
-        .cursor
-        .filter(|c| !c.is_empty())
-        .map(|c| Cursor::parse(&c))
-        .transpose()
-        .map_err(|v| violations.push(v))
-        .ok()
-        .flatten();
+    let (size, cursor) = pages::read(params.limit, params.cursor, &mut violations);
     if !violations.is_empty() {
         return Err(RestError::Validation(violations));
     }
     let page = kitchen
-        .list_tickets(tenant.id, project.as_ref(), size, cursor)
+        .list_tickets(caller.tenant.id, project.as_ref(), size, cursor)
         .await?;
     Ok(axum::Json(TicketList {
         tickets: page.tickets.into_iter().map(TicketBody::from).collect(),

@@ -1,15 +1,28 @@
 //! The double-fire driver against real server processes: the full matrix
 //! must pass (SQLite: checks 1 to 8; PostgreSQL: 1 to 9 with two
-//! instances), and with sabotaged retries the fault checks must fail, which
-//! shows the faults bite and the checks can catch a duplicate.
+//! instances; on both, checks 18 to 23 for update_ticket,
+//! transition_ticket and add_comment through both doors), and with
+//! sabotaged retries the fault checks must fail, which shows the faults
+//! bite and the checks can catch a duplicate.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use drivers::double_fire::{self, Options, Report, Restart, Target, Verdict};
+use drivers::double_fire::{self, CheckResult, Options, Report, Restart, Target, Verdict};
 use e2e_tests::process::{ServerProcess, fault_injection_binary};
+use kitchen::Action;
 use kitchen::testing::{Backend, TestDatabase, tenant_with_token};
+
+/// The checks that run for the lifecycle actions (the policies of checks
+/// 2, 3, 4, 5, 7 and 8).
+const LIFECYCLE_CHECKS: std::ops::RangeInclusive<u8> = 18..=23;
+/// The lifecycle actions: every action but create_ticket.
+fn lifecycle() -> impl Iterator<Item = Action> {
+    Action::ALL
+        .into_iter()
+        .filter(|action| *action != Action::CreateTicket)
+}
 
 struct RestartProcess(Arc<ServerProcess>);
 
@@ -82,12 +95,11 @@ async fn drive(db: &TestDatabase, options: Options) -> Report {
 }
 
 pub(crate) fn verdicts(report: &Report, number: u8) -> Vec<Verdict> {
-    report
-        .checks
-        .iter()
-        .filter(|c| c.number == number)
-        .map(|c| c.verdict)
-        .collect()
+    checks(report, number).map(|c| c.verdict).collect()
+}
+
+fn checks(report: &Report, number: u8) -> impl Iterator<Item = &CheckResult> {
+    report.checks.iter().filter(move |c| c.number == number)
 }
 
 async fn the_full_matrix_passes(db: TestDatabase) {
@@ -98,20 +110,27 @@ async fn the_full_matrix_passes(db: TestDatabase) {
     } else {
         8
     };
-    for number in 1..=last {
+    for number in (1..=last).chain(LIFECYCLE_CHECKS) {
         let v = verdicts(&report, number);
         assert!(
             !v.is_empty() && v.iter().all(|v| *v == Verdict::Pass),
             "check {number}: {v:?}"
         );
     }
+    // Each lifecycle check ran for every lifecycle action through both
+    // doors (cross-door: both ways).
+    for number in LIFECYCLE_CHECKS {
+        for action in lifecycle() {
+            let ran = checks(&report, number)
+                .filter(|c| c.action == action)
+                .count();
+            assert_eq!(ran, 2, "check {number} for {action}");
+        }
+    }
     assert!(report.all_passed());
     assert_eq!(report.totals.duplicates, 0);
     assert_eq!(report.totals.lost, 0);
-    assert_eq!(
-        report.totals.tickets_created,
-        report.totals.intended_effects
-    );
+    assert_eq!(report.totals.effects_found, report.totals.intended_effects);
     if db.backend() == Backend::Sqlite {
         assert_eq!(
             verdicts(&report, 9),
@@ -131,17 +150,35 @@ async fn without_stable_keys_the_faults_make_duplicates(db: TestDatabase) {
     // The lost response and the crash really happened after the commit: a
     // retry without the original key duplicates, and the checks say so.
     for number in [5, 8] {
-        let failed: Vec<_> = report
-            .checks
-            .iter()
-            .filter(|c| c.number == number)
-            .collect();
+        let failed: Vec<_> = checks(&report, number).collect();
         assert!(
             failed
                 .iter()
-                .all(|c| c.verdict == Verdict::Fail && c.tickets.len() == 2),
+                .all(|c| c.verdict == Verdict::Fail && c.effects.len() == 2),
             "check {number} catches the duplicate: {failed:?}"
         );
+    }
+    // So for the lifecycle actions: a comment repeats (two comments), while
+    // an edit with If-Match and a transition are stopped by the ticket's
+    // state (412, 409): one effect, but not the answer the first attempt
+    // got, so the checks fail all the same.
+    for number in [21, 23] {
+        for action in lifecycle() {
+            let effects = match action {
+                Action::AddComment => 2,
+                Action::CreateTicket | Action::UpdateTicket | Action::TransitionTicket => 1,
+            };
+            let failed: Vec<_> = checks(&report, number)
+                .filter(|c| c.action == action)
+                .collect();
+            assert!(
+                failed.len() == 2
+                    && failed
+                        .iter()
+                        .all(|c| c.verdict == Verdict::Fail && c.effects.len() == effects),
+                "check {number} for {action} fails with {effects} effect(s): {failed:?}"
+            );
+        }
     }
     if db.backend() == Backend::Postgres {
         assert_eq!(
@@ -150,9 +187,16 @@ async fn without_stable_keys_the_faults_make_duplicates(db: TestDatabase) {
             "check 9 catches the duplicate"
         );
     }
-    assert!(report.totals.duplicates >= 4, "{:?}", report.totals);
+    // Checks 5, 8, 21 and 23 for add_comment, through both doors.
+    assert!(report.totals.duplicates >= 8, "{:?}", report.totals);
     // Checks that do not retry across a fault still pass.
-    assert!(verdicts(&report, 2).iter().all(|v| *v == Verdict::Pass));
+    for number in [2, 18] {
+        assert!(
+            verdicts(&report, number)
+                .iter()
+                .all(|v| *v == Verdict::Pass)
+        );
+    }
 }
 
 kitchen::on_both_databases!(

@@ -108,6 +108,36 @@ pub async fn status<S: Service<RoleClient>>(
     )
 }
 
+/// `get_operation_status` for `operation_id` of the write `action`, as
+/// structured content.
+pub async fn status_of<S: Service<RoleClient>>(
+    client: &RunningService<RoleClient, S>,
+    action: &str,
+    operation_id: &str,
+) -> Value {
+    content(
+        &call(
+            client,
+            "get_operation_status",
+            serde_json::json!({"operation_id": operation_id, "action": action}),
+        )
+        .await,
+    )
+}
+
+/// A new ticket titled `title`, made with a fresh operation_id: its id.
+pub async fn new_ticket<S: Service<RoleClient>>(
+    client: &RunningService<RoleClient, S>,
+    title: &str,
+) -> String {
+    let created = content(&create(client, &crate::fresh_key(), title).await);
+    assert_eq!(created["status"], "created", "{created}");
+    created["ticket"]["id"]
+        .as_str()
+        .expect("a ticket id")
+        .to_owned()
+}
+
 /// The fields named by a result's `errors`, in order.
 pub fn error_fields(body: &Value) -> Vec<String> {
     body["errors"]

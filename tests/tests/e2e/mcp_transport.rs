@@ -14,26 +14,65 @@ async fn the_tool_list_is_the_contract() {
     let client = connect(&app, &acme.token, Protocol::Stateless).await;
     let tools = client.list_all_tools().await.expect("tools/list");
     let tools = serde_json::to_value(&tools).expect("json");
-    let create = tools
-        .as_array()
-        .and_then(|t| t.iter().find(|t| t["name"] == "create_ticket"))
-        .expect("create_ticket listed");
-    let a = &create["annotations"];
-    assert_eq!(
-        (
+    let tool = |name: &str| {
+        tools
+            .as_array()
+            .and_then(|t| t.iter().find(|t| t["name"] == name))
+            .unwrap_or_else(|| panic!("{name} listed"))
+            .clone()
+    };
+    let hints = |name: &str| {
+        let a = &tool(name)["annotations"];
+        [
             a["readOnlyHint"].clone(),
             a["destructiveHint"].clone(),
             a["idempotentHint"].clone(),
-            a["openWorldHint"].clone()
+            a["openWorldHint"].clone(),
+        ]
+    };
+    let (t, f, none) = (
+        serde_json::Value::Bool(true),
+        serde_json::Value::Bool(false),
+        serde_json::Value::Null,
+    );
+    // Every write is idempotent given its operation_id; only update_ticket
+    // can destroy what it replaces; the reads change nothing.
+    for (name, expected) in [
+        (
+            "create_ticket",
+            [f.clone(), f.clone(), t.clone(), f.clone()],
         ),
-        (false.into(), false.into(), true.into(), false.into())
-    );
-    assert!(
-        create["inputSchema"]["required"]
-            .as_array()
-            .expect("required")
-            .contains(&"operation_id".into())
-    );
+        (
+            "update_ticket",
+            [f.clone(), t.clone(), t.clone(), f.clone()],
+        ),
+        (
+            "transition_ticket",
+            [f.clone(), f.clone(), t.clone(), f.clone()],
+        ),
+        ("add_comment", [f.clone(), f.clone(), t.clone(), f.clone()]),
+        (
+            "list_comments",
+            [t.clone(), none.clone(), t.clone(), f.clone()],
+        ),
+        ("get_operation_status", [t.clone(), none, t, f]),
+    ] {
+        assert_eq!(hints(name), expected, "{name}");
+    }
+    for write in [
+        "create_ticket",
+        "update_ticket",
+        "transition_ticket",
+        "add_comment",
+    ] {
+        assert!(
+            tool(write)["inputSchema"]["required"]
+                .as_array()
+                .expect("required")
+                .contains(&"operation_id".into()),
+            "{write}"
+        );
+    }
     snapshot_settings().bind(|| insta::assert_json_snapshot!("mcp_tools_list", tools));
 }
 

@@ -1,5 +1,5 @@
-//! `POST /v1/tickets`: created, replayed, conflict, in progress, concurrency,
-//! tenants.
+//! `POST /v1/tickets`: created (with its `ETag`), replayed, conflict, in
+//! progress, concurrency, tenants.
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -23,6 +23,11 @@ async fn create_then_retry_replays_byte_identical(db: TestDatabase) {
         .to_owned();
     assert!(first.headers().get("idempotent-replayed").is_none());
     assert_eq!(first.headers()["content-type"], "application/json");
+    assert_eq!(
+        first.headers()["etag"],
+        "\"1\"",
+        "a new ticket is at version 1"
+    );
     let first_body = first.bytes().await.expect("body");
 
     // Same meaning, other JSON field order and the default spelled out.
@@ -32,6 +37,7 @@ async fn create_then_retry_replays_byte_identical(db: TestDatabase) {
         assert_eq!(again.status(), 201);
         assert_eq!(again.headers()["location"], location.as_str());
         assert_eq!(again.headers()["idempotent-replayed"], "true");
+        assert_eq!(again.headers()["etag"], "\"1\"");
         assert_eq!(
             again.bytes().await.expect("body"),
             first_body,
@@ -47,6 +53,7 @@ async fn create_then_retry_replays_byte_identical(db: TestDatabase) {
     );
     let fetched = app.get(&acme, &location).await;
     assert_eq!(fetched.status(), 200);
+    assert_eq!(fetched.headers()["etag"], "\"1\"");
     assert_eq!(
         fetched.bytes().await.expect("body"),
         first_body,

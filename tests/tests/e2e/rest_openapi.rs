@@ -33,7 +33,13 @@ async fn the_document_matches_the_router() {
         ("GET", "/v1/stats"),
         ("GET", "/v1/tickets"),
         ("GET", "/v1/tickets/{id}"),
+        ("GET", "/v1/tickets/{id}/comments"),
+        ("GET", "/v1/tickets/{id}/comments/{comment_id}"),
+        ("GET", "/v1/tickets/{id}/history"),
+        ("PATCH", "/v1/tickets/{id}"),
         ("POST", "/v1/tickets"),
+        ("POST", "/v1/tickets/{id}/comments"),
+        ("POST", "/v1/tickets/{id}/transitions"),
     ]
     .iter()
     .map(|(m, p)| ((*m).to_owned(), (*p).to_owned()))
@@ -50,7 +56,8 @@ async fn the_document_matches_the_router() {
             .replace("{slug}", "not-found")
             .replace("{action}", "create_ticket")
             .replace("{key}", "some-operation-key")
-            .replace("{id}", "01a22a26-e9e7-75b6-8d7f-025b02dea37c");
+            .replace("{id}", "01a22a26-e9e7-75b6-8d7f-025b02dea37c")
+            .replace("{comment_id}", "01a22a26-e9e7-75b6-8d7f-025b02dea37d");
         let response = app
             .client
             .request(method.parse().expect("method"), app.url(&concrete))
@@ -75,6 +82,9 @@ async fn the_document_matches_the_router() {
         "Idempotent-Replayed",
         "Retry-After",
         "Location",
+        "ETag",
+        "If-Match",
+        "application/merge-patch+json",
         "WWW-Authenticate",
         "application/problem+json",
     ] {
@@ -95,31 +105,54 @@ async fn the_document_matches_the_router() {
     // Every status each operation can answer is documented (exactly these:
     // a new one is a deliberate change here), and every error answer is a
     // problem document.
-    let answers: [(&str, &str, &[&str]); 9] = [
+    let write = &[
+        "400", "401", "404", "409", "413", "415", "422", "500", "501", "503",
+    ];
+    let read = &["200", "400", "401", "404", "500", "503"];
+    let answers: Vec<(&str, &str, Vec<&str>)> = vec![
         (
             "post",
             "/v1/tickets",
-            &[
+            vec![
                 "201", "202", "400", "401", "409", "413", "415", "422", "500", "503",
             ],
         ),
-        ("get", "/v1/tickets", &["200", "400", "401", "500", "503"]),
         (
             "get",
+            "/v1/tickets",
+            vec!["200", "400", "401", "500", "503"],
+        ),
+        ("get", "/v1/tickets/{id}", read.to_vec()),
+        (
+            "patch",
             "/v1/tickets/{id}",
-            &["200", "400", "401", "404", "500", "503"],
+            [&["200"][..], &write[..4], &["412"], &write[4..]].concat(),
         ),
         (
-            "get",
-            "/v1/operations/{action}/{key}",
-            &["200", "400", "401", "404", "500", "503"],
+            "post",
+            "/v1/tickets/{id}/transitions",
+            [&["200"][..], write].concat(),
         ),
-        ("get", "/v1/stats", &["200", "400", "401"]),
-        ("get", "/healthz", &["200", "400"]),
-        ("get", "/readyz", &["200", "400", "503"]),
-        ("get", "/metrics", &["200", "400"]),
-        ("get", "/problems/{slug}", &["200", "400", "404"]),
+        (
+            "post",
+            "/v1/tickets/{id}/comments",
+            [&["201"][..], write].concat(),
+        ),
+        ("get", "/v1/tickets/{id}/comments", read.to_vec()),
+        (
+            "get",
+            "/v1/tickets/{id}/comments/{comment_id}",
+            read.to_vec(),
+        ),
+        ("get", "/v1/tickets/{id}/history", read.to_vec()),
+        ("get", "/v1/operations/{action}/{key}", read.to_vec()),
+        ("get", "/v1/stats", vec!["200", "400", "401"]),
+        ("get", "/healthz", vec!["200", "400"]),
+        ("get", "/readyz", vec!["200", "400", "503"]),
+        ("get", "/metrics", vec!["200", "400"]),
+        ("get", "/problems/{slug}", vec!["200", "400", "404"]),
     ];
+    assert_eq!(answers.len(), ops.len(), "every operation is checked");
     for (method, path, statuses) in answers {
         let responses = doc["paths"][path][method]["responses"]
             .as_object()
@@ -154,7 +187,8 @@ async fn the_document_matches_the_router() {
     // The schemas say what the server accepts, no more: a request valid by
     // the document is never refused for its shape (schemathesis checks the
     // rest against a running server, in tests/hardening).
-    let create = &doc["components"]["schemas"]["CreateTicket"]["properties"];
+    let schemas = &doc["components"]["schemas"];
+    let create = &schemas["CreateTicket"]["properties"];
     for field in ["project_id", "title"] {
         assert_eq!(
             create[field]["type"], "string",
@@ -165,16 +199,80 @@ async fn the_document_matches_the_router() {
             "{field} has a pattern"
         );
     }
+    // Every limit is the kitchen's own.
+    let limits: [(&serde_json::Value, usize); 7] = [
+        (&create["title"]["maxLength"], kitchen::MAX_TITLE_CHARS),
+        (
+            &create["description"]["maxLength"],
+            kitchen::MAX_DESCRIPTION_CHARS,
+        ),
+        (
+            &schemas["TicketPatch"]["properties"]["title"]["maxLength"],
+            kitchen::MAX_TITLE_CHARS,
+        ),
+        (
+            &schemas["TicketPatch"]["properties"]["assignee"]["maxLength"],
+            kitchen::MAX_ASSIGNEE_CHARS,
+        ),
+        (
+            &schemas["TransitionRequest"]["properties"]["reason"]["maxLength"],
+            kitchen::MAX_REASON_CHARS,
+        ),
+        (
+            &schemas["CommentRequest"]["properties"]["body"]["maxLength"],
+            kitchen::MAX_COMMENT_CHARS,
+        ),
+        (
+            &schemas["Ticket"]["properties"]["title"]["maxLength"],
+            kitchen::MAX_TITLE_CHARS,
+        ),
+    ];
+    for (documented, limit) in limits {
+        assert_eq!(documented, &serde_json::Value::from(limit));
+    }
+    assert_eq!(
+        schemas["TicketPatch"]["additionalProperties"], false,
+        "unknown patch fields are refused"
+    );
+    let patch_body = &doc["paths"]["/v1/tickets/{id}"]["patch"]["requestBody"]["content"];
+    for media in ["application/merge-patch+json", "application/json"] {
+        assert_eq!(
+            patch_body[media]["schema"]["$ref"], "#/components/schemas/TicketPatch",
+            "PATCH takes {media}"
+        );
+    }
+    for path in [
+        "/v1/tickets",
+        "/v1/tickets/{id}/comments",
+        "/v1/tickets/{id}/history",
+    ] {
+        let limit = doc["paths"][path]["get"]["parameters"]
+            .as_array()
+            .and_then(|p| p.iter().find(|p| p["name"] == "limit"))
+            .unwrap_or_else(|| panic!("{path} documents limit"));
+        assert_eq!(limit["schema"]["maximum"], kitchen::PageSize::MAX, "{path}");
+    }
+    for (method, path) in [
+        ("post", "/v1/tickets"),
+        ("patch", "/v1/tickets/{id}"),
+        ("post", "/v1/tickets/{id}/transitions"),
+        ("post", "/v1/tickets/{id}/comments"),
+    ] {
+        let key = doc["paths"][path][method]["parameters"]
+            .as_array()
+            .and_then(|p| p.iter().find(|p| p["name"] == "Idempotency-Key"))
+            .unwrap_or_else(|| panic!("{method} {path} documents Idempotency-Key"));
+        assert_eq!(key["in"], "header");
+        assert_eq!(key["required"], true);
+        assert_eq!(
+            (&key["schema"]["minLength"], &key["schema"]["maxLength"]),
+            (&kitchen::MIN_KEY_LEN.into(), &kitchen::MAX_KEY_LEN.into())
+        );
+    }
     let key = doc["paths"]["/v1/tickets"]["post"]["parameters"]
         .as_array()
         .and_then(|p| p.iter().find(|p| p["name"] == "Idempotency-Key"))
         .expect("Idempotency-Key documented");
-    assert_eq!(key["in"], "header");
-    assert_eq!(key["required"], true);
-    assert_eq!(
-        (&key["schema"]["minLength"], &key["schema"]["maxLength"]),
-        (&8.into(), &255.into())
-    );
     assert!(
         key["schema"]["pattern"].is_string(),
         "the key has a pattern"

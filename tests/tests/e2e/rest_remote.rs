@@ -162,7 +162,71 @@ async fn refused_and_unreachable_are_problems_that_keep_the_key(db: TestDatabase
     );
 }
 
+/// Only creates are sent to the provider so far: every other write is a
+/// `501` that writes nothing and leaves its key free.
+async fn lifecycle_writes_are_not_on_this_backend(db: TestDatabase) {
+    let (app, _sim) = spawn_remote(&db).await;
+    let acme = app.tenant("acme").await;
+    let created = app.post_ticket(&acme, Some(&fresh_key()), DISK_FULL).await;
+    assert_eq!(created.status(), 201);
+    let ticket: serde_json::Value = created.json().await.expect("JSON");
+    let id = ticket["id"].as_str().expect("an id");
+    let key = fresh_key();
+    let writes = [
+        (
+            "update_ticket",
+            reqwest::Method::PATCH,
+            format!("/v1/tickets/{id}"),
+            r#"{"title":"New"}"#,
+        ),
+        (
+            "transition_ticket",
+            reqwest::Method::POST,
+            format!("/v1/tickets/{id}/transitions"),
+            r#"{"to":"in_progress"}"#,
+        ),
+        (
+            "add_comment",
+            reqwest::Method::POST,
+            format!("/v1/tickets/{id}/comments"),
+            r#"{"body":"Hi"}"#,
+        ),
+    ];
+    for (action, method, path, body) in writes {
+        let answer = app
+            .client
+            .request(method, app.url(&path))
+            .bearer_auth(&acme.token)
+            .header("content-type", "application/json")
+            .header("idempotency-key", &key)
+            .body(body)
+            .send()
+            .await
+            .expect("server answers");
+        assert_eq!(answer.status(), 501, "{action}");
+        let problem: serde_json::Value = answer.json().await.expect("JSON");
+        assert_eq!(problem["type"], "/problems/not-on-this-backend");
+        if action == "update_ticket" {
+            snapshot_settings().bind(|| {
+                insta::assert_json_snapshot!("remote_problem_not_on_this_backend", problem)
+            });
+        }
+        let lookup = app
+            .get(&acme, &format!("/v1/operations/{action}/{key}"))
+            .await;
+        assert_eq!(lookup.status(), 404, "the {action} key is free");
+    }
+    let now: serde_json::Value = app
+        .get(&acme, &format!("/v1/tickets/{id}"))
+        .await
+        .json()
+        .await
+        .expect("JSON");
+    assert_eq!(now["version"], 1, "nothing changed");
+}
+
 kitchen::on_both_databases!(
     a_lost_answer_is_202_then_reconciled,
-    refused_and_unreachable_are_problems_that_keep_the_key
+    refused_and_unreachable_are_problems_that_keep_the_key,
+    lifecycle_writes_are_not_on_this_backend,
 );

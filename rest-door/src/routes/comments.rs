@@ -1,0 +1,165 @@
+//! `POST /v1/tickets/{id}/comments`, `GET /v1/tickets/{id}/comments` and
+//! `GET /v1/tickets/{id}/comments/{comment_id}`.
+
+use axum::Extension;
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{Path, Query, State};
+use axum::response::Response;
+use http::HeaderMap;
+use kitchen::{Action, Actor, Caller, CommentDraft, CommentId, Kitchen};
+use telemetry::Metrics;
+
+use crate::error::RestError;
+use crate::idempotency_key::IdempotencyKeyHeader;
+use crate::json_body;
+use crate::problem::Problem;
+use crate::routes::pages::PageParams;
+use crate::routes::tickets::ticket_id;
+use crate::routes::writes::{self, WriteRequest};
+use crate::schema::{CommentBody, CommentPageBody, CommentRequest};
+
+/// Comment on a ticket, at most once per Idempotency-Key.
+///
+/// The first request with a key adds the comment. A retry with the same
+/// key and body gets the first answer again (same status, body bytes and
+/// Location, plus `Idempotent-Replayed: true`) and adds nothing. A comment
+/// does not change the ticket's version.
+#[utoipa::path(
+    post,
+    path = "/v1/tickets/{id}/comments",
+    operation_id = "add_comment",
+    tag = "comments",
+    params(
+        ("id" = String, Path, description = "The ticket's id (a UUID); anything else is simply not found"),
+        IdempotencyKeyHeader,
+    ),
+    request_body(content = CommentRequest, content_type = "application/json"),
+    responses(
+        (status = 201, description = "Added, or replayed (then `Idempotent-Replayed: true` is set and the body is byte-identical to the first answer).", body = CommentBody,
+            headers(
+                ("Location" = String, description = "The comment: /v1/tickets/{id}/comments/{comment_id}"),
+                ("Idempotent-Replayed" = String, description = "`true` when this answer is a replay of an earlier one"),
+            ),
+            links(("GetComment" = (operation_id = "get_comment", parameters(("id" = "$response.body#/ticket_id"), ("comment_id" = "$response.body#/id")), description = "The comment just added (or replayed)")))),
+        (status = 400, description = "Idempotency-Key missing or malformed (`idempotency-key-missing`, `idempotency-key-malformed`), the body not JSON (`malformed-json`) or of the wrong shape (`invalid-body`), fields invalid (`validation-failed`; e.g. `body` missing or blank), or a header the server needs once sent twice or malformed (`bad-request`). Nothing added, key not used.", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Missing or invalid bearer token.", body = Problem, content_type = "application/problem+json",
+            headers(("WWW-Authenticate" = String, description = "Bearer"))),
+        (status = 404, description = "No such ticket for this tenant (`not-found`, as a GET would say). Nothing added, key not used.", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "An earlier attempt with this key is still running (`operation-in-progress`). Retry the same request later.", body = Problem, content_type = "application/problem+json",
+            headers(("Retry-After" = u64, description = "Seconds to wait"))),
+        (status = 413, description = "Body over 64 KiB (after gzip decoding). Nothing added, key not used.", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Body is not application/json (`unsupported-media-type`), or compressed with a Content-Encoding other than gzip (`unsupported-content-encoding`). Nothing added, key not used.", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "The key was used for a different request (`idempotency-key-reused`; `original_operation` links its status resource). Nothing added.", body = Problem, content_type = "application/problem+json",
+            headers(("Link" = String, description = "<status resource>; rel=\"original\""))),
+        (status = 500, description = "Something failed on our side (`internal`; logged). The outcome is unknown: retry the same request with the same key, or GET the operation by key.", body = Problem, content_type = "application/problem+json"),
+        (status = 501, description = "This deployment keeps its tickets in a provider, where only creates are sent so far (`not-on-this-backend`). Nothing added, key not used.", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "The request ran past the server's timeout (`timeout`): the outcome is unknown, retry with the same key.", body = Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = [])),
+)]
+pub(crate) async fn add(
+    State(kitchen): State<Kitchen>,
+    State(metrics): State<Metrics>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, RestError> {
+    let action = Action::AddComment;
+    let request = WriteRequest {
+        metrics: &metrics,
+        caller: &caller,
+        headers: &headers,
+        action,
+    };
+    let (kitchen, caller, headers) = (&kitchen, &caller, &headers);
+    writes::attempt(
+        request,
+        |key| async move {
+            let draft: CommentDraft = json_body::parse(headers, body, action)?;
+            let ticket = ticket_id(&id)?;
+            Ok(kitchen
+                .add_comment(Actor::from(caller), &key, ticket, &draft)
+                .await?)
+        },
+        writes::comment_added,
+    )
+    .await
+}
+
+/// A ticket's comments, oldest first, a page at a time.
+#[utoipa::path(
+    get,
+    path = "/v1/tickets/{id}/comments",
+    operation_id = "list_comments",
+    tag = "comments",
+    params(
+        ("id" = String, Path, description = "The ticket's id (a UUID); anything else is simply not found"),
+        PageParams,
+    ),
+    responses(
+        (status = 200, description = "A page of comments.", body = CommentPageBody),
+        (status = 400, description = "A query parameter is not valid (`validation-failed`; `errors` lists each), a parameter is given twice, the path is not valid percent-encoded UTF-8, or a header the server needs once was sent twice or is malformed (`bad-request`).", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Missing or invalid bearer token.", body = Problem, content_type = "application/problem+json",
+            headers(("WWW-Authenticate" = String, description = "Bearer"))),
+        (status = 404, description = "No such ticket for this tenant.", body = Problem, content_type = "application/problem+json"),
+        (status = 500, description = "Something failed on our side (`internal`; logged). Retry.", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "The request ran past the server's timeout (`timeout`). Retry.", body = Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = [])),
+)]
+pub(crate) async fn list(
+    State(kitchen): State<Kitchen>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+    Query(params): Query<PageParams>,
+) -> Result<axum::Json<CommentPageBody>, RestError> {
+    let ticket = ticket_id(&id)?;
+    let mut violations = Vec::new();
+    let (size, cursor) = params.read(&mut violations);
+    if !violations.is_empty() {
+        return Err(RestError::Validation(violations));
+    }
+    let page = kitchen
+        .list_comments(caller.tenant.id, ticket, size, cursor)
+        .await?
+        .ok_or_else(|| RestError::ticket_not_found(ticket))?;
+    Ok(axum::Json(page.into()))
+}
+
+/// One comment on a ticket of the caller's tenant.
+#[utoipa::path(
+    get,
+    path = "/v1/tickets/{id}/comments/{comment_id}",
+    operation_id = "get_comment",
+    tag = "comments",
+    params(
+        ("id" = String, Path, description = "The ticket's id (a UUID); anything else is simply not found"),
+        ("comment_id" = String, Path, description = "The comment's id (a UUID); anything else is simply not found"),
+    ),
+    responses(
+        (status = 200, description = "The comment.", body = CommentBody),
+        (status = 400, description = "The path is not valid percent-encoded UTF-8, or a header the server needs once was sent twice or is malformed (`bad-request`).", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Missing or invalid bearer token.", body = Problem, content_type = "application/problem+json",
+            headers(("WWW-Authenticate" = String, description = "Bearer"))),
+        (status = 404, description = "No such comment on such a ticket for this tenant.", body = Problem, content_type = "application/problem+json"),
+        (status = 500, description = "Something failed on our side (`internal`; logged). Retry.", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "The request ran past the server's timeout (`timeout`). Retry.", body = Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = [])),
+)]
+pub(crate) async fn get(
+    State(kitchen): State<Kitchen>,
+    Extension(caller): Extension<Caller>,
+    Path((id, comment_id)): Path<(String, String)>,
+) -> Result<axum::Json<CommentBody>, RestError> {
+    let ticket = ticket_id(&id)?;
+    let not_found = || RestError::NotFound(format!("Comment {comment_id:?} on ticket {ticket}"));
+    let comment_id: CommentId = comment_id.parse().map_err(|_| not_found())?;
+    let comment = kitchen
+        .comment(caller.tenant.id, ticket, comment_id)
+        .await?
+        .ok_or_else(not_found)?;
+    Ok(axum::Json(comment.into()))
+}

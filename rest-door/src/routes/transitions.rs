@@ -1,0 +1,89 @@
+//! `POST /v1/tickets/{id}/transitions`: move a ticket through the status
+//! machine.
+
+use axum::Extension;
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{Path, State};
+use axum::response::Response;
+use http::HeaderMap;
+use kitchen::{Action, Actor, Caller, Kitchen, TransitionDraft};
+use telemetry::Metrics;
+
+use crate::error::RestError;
+use crate::idempotency_key::IdempotencyKeyHeader;
+use crate::json_body;
+use crate::problem::Problem;
+use crate::routes::tickets::ticket_id;
+use crate::routes::writes::{self, WriteRequest};
+use crate::schema::{TicketBody, TransitionRequest};
+
+/// Move a ticket to another status, at most once per Idempotency-Key.
+///
+/// The status machine: open → in_progress → resolved → closed, resolved →
+/// in_progress (not done after all), closed → open (reopen). Any other
+/// move, staying put included, is refused with `409
+/// transition-not-allowed` and `allowed_moves`, and leaves the key unused.
+/// A retry with the same key and body gets the first answer again
+/// (`Idempotent-Replayed: true`) and moves nothing.
+#[utoipa::path(
+    post,
+    path = "/v1/tickets/{id}/transitions",
+    operation_id = "transition_ticket",
+    tag = "tickets",
+    params(
+        ("id" = String, Path, description = "The ticket's id (a UUID); anything else is simply not found"),
+        IdempotencyKeyHeader,
+    ),
+    request_body(content = TransitionRequest, content_type = "application/json"),
+    responses(
+        (status = 200, description = "Moved, or replayed (then `Idempotent-Replayed: true` is set and the body and ETag are the first answer's, byte for byte).", body = TicketBody,
+            headers(
+                ("ETag" = String, description = "The ticket's version after the move"),
+                ("Idempotent-Replayed" = String, description = "`true` when this answer is a replay of an earlier one"),
+            )),
+        (status = 400, description = "Idempotency-Key missing or malformed (`idempotency-key-missing`, `idempotency-key-malformed`), the body not JSON (`malformed-json`) or of the wrong shape (`invalid-body`), fields invalid (`validation-failed`; e.g. `to` missing or not a status), or a header the server needs once sent twice or malformed (`bad-request`). Nothing changed, key not used.", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Missing or invalid bearer token.", body = Problem, content_type = "application/problem+json",
+            headers(("WWW-Authenticate" = String, description = "Bearer"))),
+        (status = 404, description = "No such ticket for this tenant (`not-found`, as a GET would say). Nothing changed, key not used.", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The status machine does not allow this move from the ticket's status (`transition-not-allowed`; `from`, `to`, `allowed_moves`; no Retry-After: waiting does not help; nothing changed, key not used). Or an earlier attempt with this key is still running (`operation-in-progress`; retry the same request after Retry-After seconds).", body = Problem, content_type = "application/problem+json",
+            headers(("Retry-After" = u64, description = "Seconds to wait (`operation-in-progress` only)"))),
+        (status = 413, description = "Body over 64 KiB (after gzip decoding). Nothing changed, key not used.", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Body is not application/json (`unsupported-media-type`), or compressed with a Content-Encoding other than gzip (`unsupported-content-encoding`). Nothing changed, key not used.", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "The key was used for a different request (`idempotency-key-reused`; `original_operation` links its status resource). Nothing changed.", body = Problem, content_type = "application/problem+json",
+            headers(("Link" = String, description = "<status resource>; rel=\"original\""))),
+        (status = 500, description = "Something failed on our side (`internal`; logged). The outcome is unknown: retry the same request with the same key, or GET the operation by key.", body = Problem, content_type = "application/problem+json"),
+        (status = 501, description = "This deployment keeps its tickets in a provider, where only creates are sent so far (`not-on-this-backend`). Nothing changed, key not used.", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "The request ran past the server's timeout (`timeout`): the outcome is unknown, retry with the same key.", body = Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = [])),
+)]
+pub(crate) async fn transition(
+    State(kitchen): State<Kitchen>,
+    State(metrics): State<Metrics>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, RestError> {
+    let action = Action::TransitionTicket;
+    let request = WriteRequest {
+        metrics: &metrics,
+        caller: &caller,
+        headers: &headers,
+        action,
+    };
+    let (kitchen, caller, headers) = (&kitchen, &caller, &headers);
+    writes::attempt(
+        request,
+        |key| async move {
+            let draft: TransitionDraft = json_body::parse(headers, body, action)?;
+            let ticket = ticket_id(&id)?;
+            Ok(kitchen
+                .transition_ticket(Actor::from(caller), &key, ticket, &draft)
+                .await?)
+        },
+        writes::ticket_changed,
+    )
+    .await
+}

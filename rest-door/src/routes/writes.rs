@@ -1,0 +1,317 @@
+//! What every write route has in common, written once: the attempt it is
+//! measured as, the `Idempotency-Key` it names, and the one translation of
+//! the kitchen's [`Outcome`] into an answer. The routes only say how their
+//! request becomes a kitchen call and how a result is shown.
+
+use std::future::Future;
+
+use axum::response::{IntoResponse, Response};
+use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use kitchen::{
+    Action, Caller, Comment, NotCreatedReason, OperationKey, OperationRef, OperationState, Outcome,
+    Receipt, Ticket,
+};
+use serde::Serialize;
+use telemetry::{Attempt, Door, Metrics};
+use tracing::Instrument;
+use utoipa::ToSchema;
+
+use crate::error::RestError;
+use crate::{idempotency_key, links, versions};
+
+/// Response header that marks a replayed answer.
+pub const IDEMPOTENT_REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
+
+/// One write request as it arrived.
+pub(crate) struct WriteRequest<'a> {
+    /// Where the attempt is measured.
+    pub(crate) metrics: &'a Metrics,
+    /// Who is writing.
+    pub(crate) caller: &'a Caller,
+    /// The request's headers (the key, the request id).
+    pub(crate) headers: &'a HeaderMap,
+    /// The write.
+    pub(crate) action: Action,
+}
+
+/// Runs one write attempt: reads the key, hands it to `perform` (which
+/// reads the rest of the request and calls the kitchen), and answers the
+/// outcome, a result through `success` (`true` when it is a replay). The
+/// attempt is measured with the kitchen's name for the outcome and, when
+/// the kitchen calls it the caller's mistake, what the caller has to fix.
+pub(crate) async fn attempt<T, Fut>(
+    request: WriteRequest<'_>,
+    perform: impl FnOnce(OperationKey) -> Fut,
+    success: impl FnOnce(&Receipt<T>, bool) -> Response,
+) -> Result<Response, RestError>
+where
+    Fut: Future<Output = Result<Outcome<T>, RestError>>,
+{
+    let WriteRequest {
+        metrics,
+        caller,
+        headers,
+        action,
+    } = request;
+    let request_id = headers
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    let attempt = Attempt::start(
+        metrics,
+        Door::Rest,
+        action.as_str(),
+        &caller.tenant,
+        request_id,
+        None,
+    );
+    let outcome = async {
+        // The key first: without one, nothing about the rest matters yet.
+        let key = idempotency_key::from_headers(headers, action)?;
+        attempt.record_key(key.as_str());
+        perform(key).await
+    }
+    .instrument(attempt.span().clone())
+    .await;
+    match outcome {
+        Ok(outcome) => {
+            let name = outcome.name();
+            let caller_mistake = outcome.is_caller_mistake();
+            let answer = answer(action, outcome, success);
+            let failure = match &answer {
+                Err(e) if caller_mistake => e.outcome().1,
+                Ok(_) | Err(_) => None,
+            };
+            attempt.finish(name, failure);
+            answer
+        }
+        Err(e) => {
+            let (outcome, failure) = e.outcome();
+            attempt.finish(outcome, failure);
+            Err(e)
+        }
+    }
+}
+
+/// The one translation of a kitchen outcome into an answer. How long to
+/// wait is the kitchen's to say ([`Outcome::retry_after`]), never ours.
+fn answer<T>(
+    action: Action,
+    outcome: Outcome<T>,
+    success: impl FnOnce(&Receipt<T>, bool) -> Response,
+) -> Result<Response, RestError> {
+    // The kitchen gives a wait for every outcome that waiting resolves; the
+    // default is never used (a zero is shown as the shortest wait, 1 s).
+    let retry_after = outcome.retry_after().unwrap_or_default();
+    match outcome {
+        Outcome::Created(receipt) => Ok(success(&receipt, false)),
+        Outcome::Replayed(receipt) => Ok(success(&receipt, true)),
+        Outcome::Conflict { original } => Err(RestError::KeyReused(original)),
+        Outcome::Invalid { violations } => Err(RestError::Validation(violations)),
+        Outcome::Refused(refusal) => Err(RestError::refused(refusal)),
+        Outcome::InProgress { .. } => Err(RestError::InProgress {
+            action,
+            retry_after,
+        }),
+        Outcome::NotCreated { reason, .. } => Err(match reason {
+            NotCreatedReason::Rejected(why) => RestError::ProviderRejected(why),
+            NotCreatedReason::Unavailable(why) => {
+                RestError::ProviderUnavailable { why, retry_after }
+            }
+        }),
+        Outcome::Unknown { operation, reason } => {
+            Ok(outcome_unknown(&operation, reason, retry_after))
+        }
+    }
+}
+
+/// The body of a `202`: the outcome is not known yet.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct OutcomeUnknown {
+    /// Always `unknown`.
+    #[schema(example = "unknown")]
+    state: &'static str,
+    /// The action, `create_ticket`.
+    action: &'static str,
+    /// The Idempotency-Key.
+    key: String,
+    /// The operation's status resource (also in `Location`).
+    status_location: String,
+    /// What is known.
+    detail: String,
+    /// Always true: retrying the same request with the same key is safe.
+    retry_safe: bool,
+    /// What to do now.
+    next_step: &'static str,
+}
+
+/// `202 Accepted`: the ticket provider's answer was lost and the service is
+/// reconciling. `Location` is the operation's status resource.
+fn outcome_unknown(
+    operation: &OperationRef,
+    reason: String,
+    retry_after: std::time::Duration,
+) -> Response {
+    let location = links::operation(operation.action, &operation.key);
+    let body = OutcomeUnknown {
+        state: "unknown",
+        action: operation.action.as_str(),
+        key: operation.key.as_str().into(),
+        status_location: location.clone(),
+        detail: reason,
+        retry_safe: true,
+        next_step: crate::routes::operations::next_step(operation.action, OperationState::Unknown),
+    };
+    let mut response = (StatusCode::ACCEPTED, axum::Json(body)).into_response();
+    let headers = response.headers_mut();
+    if let Ok(location) = HeaderValue::from_str(&location) {
+        headers.insert(header::LOCATION, location);
+    }
+    headers.insert(
+        header::RETRY_AFTER,
+        HeaderValue::from(retry_after.as_secs().max(1)),
+    );
+    response
+}
+
+/// `status` with the frozen snapshot as the body: a replay is
+/// byte-identical to the first answer because both send the stored bytes.
+fn snapshot<T>(status: StatusCode, receipt: &Receipt<T>, replayed: bool) -> Response {
+    let mut response = (
+        status,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        receipt.snapshot.as_str().to_owned(),
+    )
+        .into_response();
+    if replayed {
+        response
+            .headers_mut()
+            .insert(IDEMPOTENT_REPLAYED, HeaderValue::from_static("true"));
+    }
+    response
+}
+
+/// A ticket made: `201`, its `Location` and its `ETag`.
+pub(crate) fn ticket_created(receipt: &Receipt<Ticket>, replayed: bool) -> Response {
+    let mut response = snapshot(StatusCode::CREATED, receipt, replayed);
+    let headers = response.headers_mut();
+    if let Ok(location) = HeaderValue::from_str(&links::ticket(receipt.result.id)) {
+        headers.insert(header::LOCATION, location);
+    }
+    headers.insert(header::ETAG, versions::etag(receipt.result.version));
+    response
+}
+
+/// A ticket changed: `200` and the `ETag` of the version the write left it
+/// at (a replay's too: the snapshot's, whatever the ticket is at now).
+pub(crate) fn ticket_changed(receipt: &Receipt<Ticket>, replayed: bool) -> Response {
+    let mut response = snapshot(StatusCode::OK, receipt, replayed);
+    response
+        .headers_mut()
+        .insert(header::ETAG, versions::etag(receipt.result.version));
+    response
+}
+
+/// A comment added: `201` and its `Location`.
+pub(crate) fn comment_added(receipt: &Receipt<Comment>, replayed: bool) -> Response {
+    let mut response = snapshot(StatusCode::CREATED, receipt, replayed);
+    let comment = &receipt.result;
+    if let Ok(location) = HeaderValue::from_str(&links::comment(comment.ticket_id, comment.id)) {
+        response.headers_mut().insert(header::LOCATION, location);
+    }
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use kitchen::{Refusal, TicketStatus, Version};
+
+    use super::*;
+
+    /// The answer to `outcome` (a write that made nothing), as status,
+    /// headers and problem body.
+    async fn refusal(outcome: Outcome<Ticket>) -> (StatusCode, HeaderMap, serde_json::Value) {
+        let response = match answer(Action::UpdateTicket, outcome, |_, _| {
+            panic!("nothing was written, so there is no receipt to show")
+        }) {
+            Ok(response) => response,
+            Err(e) => e.into_response(),
+        };
+        let (parts, body) = response.into_parts();
+        let bytes = axum::body::to_bytes(body, usize::MAX)
+            .await
+            .expect("a body");
+        let problem = serde_json::from_slice(&bytes).expect("a problem document");
+        (parts.status, parts.headers, problem)
+    }
+
+    fn version(n: i64) -> Version {
+        Version::parse(n, "version").expect("a version")
+    }
+
+    #[tokio::test]
+    async fn a_stale_version_is_412_with_both_versions() {
+        let (status, headers, problem) = refusal(Outcome::Refused(Refusal::VersionMismatch {
+            expected: version(2),
+            current: version(3),
+        }))
+        .await;
+        assert_eq!(status, StatusCode::PRECONDITION_FAILED);
+        assert_eq!(problem["type"], "/problems/version-mismatch");
+        assert_eq!(problem["expected_version"], 2);
+        assert_eq!(problem["current_version"], 3);
+        assert!(headers.get(header::RETRY_AFTER).is_none());
+    }
+
+    #[tokio::test]
+    async fn a_forbidden_move_is_409_without_retry_after() {
+        let from = TicketStatus::Closed;
+        let (status, headers, problem) = refusal(Outcome::Refused(Refusal::TransitionNotAllowed {
+            from,
+            to: TicketStatus::Resolved,
+            allowed: from.allowed_moves(),
+        }))
+        .await;
+        assert_eq!(status, StatusCode::CONFLICT);
+        assert_eq!(problem["type"], "/problems/transition-not-allowed");
+        assert_eq!(problem["from"], "closed");
+        assert_eq!(problem["to"], "resolved");
+        assert_eq!(problem["allowed_moves"], serde_json::json!(["open"]));
+        assert!(
+            headers.get(header::RETRY_AFTER).is_none(),
+            "waiting does not help, so no Retry-After"
+        );
+    }
+
+    #[tokio::test]
+    async fn in_progress_waits_as_long_as_the_kitchen_says() {
+        let (status, headers, problem) = refusal(Outcome::InProgress {
+            retry_after: Duration::from_secs(7),
+        })
+        .await;
+        assert_eq!(status, StatusCode::CONFLICT);
+        assert_eq!(problem["type"], "/problems/operation-in-progress");
+        assert_eq!(headers[header::RETRY_AFTER], "7");
+        assert!(
+            problem["detail"]
+                .as_str()
+                .is_some_and(|d| d.contains("Nothing was changed by this one")),
+            "{problem}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_write_this_backend_cannot_do_is_501() {
+        let (status, _, problem) = refusal(Outcome::Refused(Refusal::NotOnThisBackend {
+            action: Action::UpdateTicket,
+        }))
+        .await;
+        assert_eq!(status, StatusCode::NOT_IMPLEMENTED);
+        assert_eq!(problem["type"], "/problems/not-on-this-backend");
+    }
+}

@@ -2,7 +2,8 @@
 //! never in a default build).
 //!
 //! The hardest window for a retry-safe write is "committed, not yet
-//! answered". With this feature, a create whose operation key starts with
+//! answered". With this feature, a write (any action) whose operation key
+//! starts with
 //! [`CRASH_AFTER_COMMIT`] aborts the whole process right after its commit
 //! and before any reply: exactly what a crash or an OOM kill at that moment
 //! does. The driver then restarts the server and checks that the retry

@@ -139,7 +139,7 @@ async fn serve(database_url: &str, args: ServeArgs, metrics: Metrics) -> anyhow:
     tracing::warn!(
         after_commit = kitchen::faults::CRASH_AFTER_COMMIT,
         after_dispatch = kitchen::faults::CRASH_AFTER_DISPATCH,
-        "FAULT INJECTION BUILD: a create whose key starts with one of these prefixes aborts the \
+        "FAULT INJECTION BUILD: a write whose key starts with one of these prefixes aborts the \
          process right after its commit or its dispatch. Never deploy this binary."
     );
     if !kitchen.has_tenants().await? {

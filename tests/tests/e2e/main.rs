@@ -3,6 +3,7 @@
 
 mod cross_door;
 mod double_fire;
+mod field_limits;
 mod http_edge;
 mod load;
 mod mcp_lifecycle;

@@ -31,6 +31,7 @@ impl Backend {
                 provider: provider.clone(),
                 settings: settings.clone(),
                 wait_bound: engine.wait_bound,
+                engine: engine.clone(),
             }),
         }
     }

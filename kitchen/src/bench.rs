@@ -119,9 +119,10 @@ pub async fn seed(kitchen: &Kitchen, tenant: TenantId, count: u64) -> Result<(),
          SELECT gen_random_uuid(), $1, 'seed', 'Seed ' || n, 'normal', 'open', now() \
          FROM generate_series(1, $2) AS n",
         "INSERT INTO operations (tenant_id, action, operation_key, fingerprint_version, fingerprint, \
-         state, result_snapshot, created_at, retained_until) \
+         state, result_snapshot, created_at, replayable_until, retained_until) \
          SELECT $1, 'create_ticket', 'seed-' || n || '-' || md5(random()::text), 1, md5(n::text), \
-         'succeeded', '{}', now(), now() + interval '30 days' FROM generate_series(1, $2) AS n",
+         'succeeded', '{}', now(), date_trunc('second', now()) + interval '30 days 1 second', \
+         date_trunc('second', now()) + interval '400 days 1 second' FROM generate_series(1, $2) AS n",
     ];
     const SEED_SQLITE: [&str; 2] = [
         "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $2) \
@@ -129,9 +130,11 @@ pub async fn seed(kitchen: &Kitchen, tenant: TenantId, count: u64) -> Result<(),
          SELECT randomblob(16), $1, 'seed', 'Seed ' || i, 'normal', 'open', '2026-01-01T00:00:00Z' FROM n",
         "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $2) \
          INSERT INTO operations (tenant_id, action, operation_key, fingerprint_version, fingerprint, \
-         state, result_snapshot, created_at, retained_until) \
+         state, result_snapshot, created_at, replayable_until, retained_until) \
          SELECT $1, 'create_ticket', 'seed-' || i || '-' || hex(randomblob(8)), 1, hex(randomblob(32)), \
-         'succeeded', '{}', '2026-01-01T00:00:00Z', '2026-01-31T00:00:00Z' FROM n",
+         'succeeded', '{}', strftime('%Y-%m-%dT%H:%M:%SZ', 'now'), \
+         strftime('%Y-%m-%dT%H:%M:%SZ', 'now', '+30 days'), \
+         strftime('%Y-%m-%dT%H:%M:%SZ', 'now', '+400 days') FROM n",
     ];
     let count = i64::try_from(count).unwrap_or(i64::MAX);
     match &kitchen.db {
@@ -157,6 +160,92 @@ pub async fn seed(kitchen: &Kitchen, tenant: TenantId, count: u64) -> Result<(),
                     .await?;
             }
             sqlx::query("ANALYZE").execute(pool).await?;
+        }
+    }
+    Ok(())
+}
+
+/// The on-disk size of the `operations` table and its indexes, for the
+/// retention benchmark (`retention-bench`): what a full record and a
+/// tombstone cost, and whether the table stays flat under the sweep.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OperationsSize {
+    /// Records in the table.
+    pub rows: u64,
+    /// Of those, tombstones.
+    pub tombstones: u64,
+    /// Bytes of the table. PostgreSQL: `pg_table_size` (heap, TOAST, free
+    /// space and visibility maps); SQLite: the pages of its b-tree
+    /// (`dbstat`), free space inside those pages included.
+    pub table_bytes: u64,
+    /// Bytes of its indexes, the primary key's included.
+    pub index_bytes: u64,
+}
+
+impl OperationsSize {
+    /// Table and indexes together.
+    pub fn total_bytes(&self) -> u64 {
+        self.table_bytes + self.index_bytes
+    }
+}
+
+/// How big the `operations` table and its indexes are now.
+///
+/// On SQLite this needs the `dbstat` virtual table (the bundled SQLite has
+/// it); without it the error says so rather than answering a guess.
+pub async fn operations_size(kitchen: &Kitchen) -> Result<OperationsSize, KitchenError> {
+    const COUNT: &str = "SELECT count(*), count(tombstoned_at) FROM operations";
+    const POSTGRES: &str = "SELECT pg_table_size('operations'), pg_indexes_size('operations')";
+    // One row per b-tree (aggregate mode), only this table's: a page-level
+    // walk of every table would cost as much as the tickets grow.
+    const SQLITE: &str = "SELECT \
+         coalesce(sum(CASE WHEN s.type = 'table' THEN d.pgsize END), 0), \
+         coalesce(sum(CASE WHEN s.type = 'index' THEN d.pgsize END), 0) \
+         FROM sqlite_schema AS s JOIN dbstat('main', 1) AS d ON d.name = s.name \
+         WHERE s.tbl_name = 'operations'";
+    let to_u64 = |n: i64| u64::try_from(n).unwrap_or_default();
+    let ((rows, tombstones), (table, index)): ((i64, i64), (i64, i64)) = match &kitchen.db {
+        store::Db::Postgres(pool) => (
+            sqlx::query_as(COUNT).fetch_one(pool).await?,
+            sqlx::query_as(POSTGRES).fetch_one(pool).await?,
+        ),
+        store::Db::Sqlite(pool) => (
+            sqlx::query_as(COUNT).fetch_one(pool).await?,
+            sqlx::query_as(SQLITE).fetch_one(pool).await.map_err(|e| {
+                KitchenError::CorruptRecord(format!(
+                    "this SQLite cannot report table sizes (is dbstat compiled in?): {e}"
+                ))
+            })?,
+        ),
+    };
+    Ok(OperationsSize {
+        rows: to_u64(rows),
+        tombstones: to_u64(tombstones),
+        table_bytes: to_u64(table),
+        index_bytes: to_u64(index),
+    })
+}
+
+/// Vacuums the `operations` table. `full: false` is what runs in
+/// production (PostgreSQL: a plain `VACUUM`, dead rows become reusable
+/// space but the files keep their size; SQLite: nothing, freed pages are
+/// reused on their own). `full: true` rewrites it compactly (PostgreSQL
+/// `VACUUM FULL`, SQLite `VACUUM`), so a size measured after it is what the
+/// live rows need.
+pub async fn vacuum_operations(kitchen: &Kitchen, full: bool) -> Result<(), KitchenError> {
+    match &kitchen.db {
+        store::Db::Postgres(pool) => {
+            let sql = if full {
+                "VACUUM (FULL, ANALYZE) operations"
+            } else {
+                "VACUUM (ANALYZE) operations"
+            };
+            sqlx::query(sql).execute(pool).await?;
+        }
+        store::Db::Sqlite(pool) => {
+            if full {
+                sqlx::query("VACUUM").execute(pool).await?;
+            }
         }
     }
     Ok(())

@@ -2,10 +2,20 @@
 
 use std::time::Duration;
 
+use crate::clock::Clock;
 use crate::provider::TicketBackend;
 
-/// How long operation records are kept by default: 30 days.
-pub const DEFAULT_RETENTION: time::Duration = time::Duration::days(30);
+/// How long a key replays its frozen answer by default: 30 days.
+pub const DEFAULT_REPLAY_WINDOW: time::Duration = time::Duration::days(30);
+
+/// How long a key's tombstone is kept by default: 400 days from first use.
+/// Until then a retry past the replay window answers `expired` instead of
+/// making a second effect.
+pub const DEFAULT_TOMBSTONE_HORIZON: time::Duration = time::Duration::days(400);
+
+/// How many records one sweep batch turns into tombstones (or deletes) by
+/// default: small, so that on SQLite a write never waits long behind it.
+pub const DEFAULT_SWEEP_BATCH: u32 = 500;
 
 /// How long a create waits for a concurrent attempt by default: 5 seconds.
 pub const DEFAULT_WAIT_BOUND: Duration = Duration::from_secs(5);
@@ -20,9 +30,19 @@ pub struct KitchenConfig {
     /// (on SQLite: the database's write lock) before answering
     /// [`Outcome::InProgress`](crate::Outcome::InProgress).
     pub wait_bound: Duration,
-    /// How long an operation record (and so its protection against
-    /// duplicates) is kept; sets each record's `retained_until`.
-    pub retention: time::Duration,
+    /// How long a key replays the first answer byte for byte; sets each
+    /// record's `replayable_until`. After it, the record is a tombstone.
+    pub replay_window: time::Duration,
+    /// How long a key is remembered at all, from its first use; sets each
+    /// record's `retained_until`. Until then a retry with the key never
+    /// makes a second effect; after it the key is free again. Never
+    /// shorter than the replay window (a shorter one is raised to it).
+    pub tombstone_horizon: time::Duration,
+    /// Most records one sweep batch changes.
+    pub sweep_batch: u32,
+    /// Where the key lifecycle reads the time; the system clock unless a
+    /// test holds a manual one.
+    pub clock: Clock,
     /// Most database connections the pool opens.
     pub max_connections: u32,
     /// How long a successful token lookup is reused. A token revoked on
@@ -36,7 +56,10 @@ impl Default for KitchenConfig {
     fn default() -> Self {
         Self {
             wait_bound: DEFAULT_WAIT_BOUND,
-            retention: DEFAULT_RETENTION,
+            replay_window: DEFAULT_REPLAY_WINDOW,
+            tombstone_horizon: DEFAULT_TOMBSTONE_HORIZON,
+            sweep_batch: DEFAULT_SWEEP_BATCH,
+            clock: Clock::system(),
             max_connections: 10,
             auth_cache_ttl: DEFAULT_AUTH_CACHE_TTL,
             backend: TicketBackend::Local,

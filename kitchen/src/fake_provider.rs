@@ -46,6 +46,8 @@ struct State {
     lookup_faults: VecDeque<LookupFault>,
     dispatches: usize,
     lookups: usize,
+    /// Every call hangs: see [`FakeProvider::stop_answering`].
+    silent: bool,
 }
 
 /// An in-memory provider. Cheap to clone: clones share their tickets.
@@ -93,6 +95,32 @@ impl FakeProvider {
         let mut state = self.state();
         state.dispatch_faults.clear();
         state.lookup_faults.clear();
+    }
+
+    /// From now on every call (dispatch or search) is received, counted,
+    /// and never answered, and nothing is made: a provider that has gone
+    /// dark. Only the caller's own timeout ends each call.
+    pub fn stop_answering(&self) {
+        self.state().silent = true;
+    }
+
+    /// Answers again, after [`FakeProvider::stop_answering`].
+    pub fn resume_answering(&self) {
+        self.state().silent = false;
+    }
+
+    /// Counts a call; `true` if it must go unanswered.
+    fn received(&self, dispatch: bool) -> bool {
+        let mut state = self.state();
+        if !state.silent {
+            return false;
+        }
+        if dispatch {
+            state.dispatches += 1;
+        } else {
+            state.lookups += 1;
+        }
+        true
     }
 
     /// Makes a ticket as if a dispatch we never heard back from had landed.
@@ -199,10 +227,20 @@ fn answer(fault: Option<DispatchFault>, ticket: ProviderTicket, replayed: bool) 
 
 impl TicketProvider for FakeProvider {
     fn dispatch<'a>(&'a self, request: &'a DispatchRequest) -> ProviderFuture<'a, Dispatched> {
-        Box::pin(async move { self.create(request) })
+        Box::pin(async move {
+            if self.received(true) {
+                return std::future::pending().await;
+            }
+            self.create(request)
+        })
     }
 
     fn find_by_reference<'a>(&'a self, external_ref: &'a str) -> ProviderFuture<'a, Lookup> {
-        Box::pin(async move { self.search(external_ref) })
+        Box::pin(async move {
+            if self.received(false) {
+                return std::future::pending().await;
+            }
+            self.search(external_ref)
+        })
     }
 }

@@ -15,6 +15,7 @@ use crate::domain::action::Action;
 use crate::domain::comment::{Comment, CommentDraft, CommentId, CommentPage};
 use crate::domain::effect::{EffectLedger, ExternalRef, OperationStatus, Trigger};
 use crate::domain::history::HistoryPage;
+use crate::domain::lifecycle::{Horizons, KeyPhase};
 use crate::domain::operation::{OperationKey, OperationRecord, OperationState};
 use crate::domain::page::{Cursor, PageSize, TicketPage};
 use crate::domain::patch::TicketUpdate;
@@ -25,6 +26,7 @@ use crate::domain::ticket::{ProjectId, Ticket, TicketDraft, TicketId, truncate_t
 use crate::domain::transition::TransitionDraft;
 use crate::outcome::{Outcome, Refusal};
 use crate::store::{self, Db, effects::Scope};
+use crate::sweep::Sweeper;
 use crate::write::WriteAction;
 use crate::write::engine::Engine;
 use crate::{KitchenConfig, KitchenError};
@@ -57,7 +59,8 @@ impl Kitchen {
         let engine = Engine {
             db: db.clone(),
             wait_bound: config.wait_bound,
-            retention: config.retention,
+            horizons: Horizons::new(config.replay_window, config.tombstone_horizon),
+            clock: config.clock.clone(),
         };
         let backend = Backend::new(&config.backend, &db, &engine);
         Ok(Self {
@@ -202,7 +205,7 @@ impl Kitchen {
         key: &OperationKey,
         command: &crate::NewTicket,
     ) -> OperationRecord {
-        let now = truncate_to_micros(OffsetDateTime::now_utc());
+        let now = self.engine.clock.now();
         self.engine.record::<CreateTicket>(
             Actor::from(tenant),
             key,
@@ -224,12 +227,15 @@ impl Kitchen {
     }
 
     /// What is known about an operation, for the status resource; `None`
-    /// when nothing was recorded for the key (then a retry is safe).
+    /// when nothing is recorded for the key (never used, or forgotten past
+    /// its tombstone horizon): then a retry is safe.
     ///
-    /// With the remote backend, an `unknown` effect, or one left
-    /// `in_progress` by a worker whose lease ran out, is reconciled first,
-    /// unless another worker is at it right now: a caller who asks what
-    /// happened gets the freshest answer there is.
+    /// Past the replay window the answer is the tombstone, phase
+    /// [`KeyPhase::Expired`](crate::KeyPhase). With the remote backend, an
+    /// `unknown` effect, or one left `in_progress` by a worker whose lease
+    /// ran out, is reconciled first, unless another worker is at it right
+    /// now: a caller who asks what happened gets the freshest answer there
+    /// is. A read of a forgotten or expired key writes nothing.
     pub async fn operation_status(
         &self,
         tenant: TenantId,
@@ -244,9 +250,22 @@ impl Kitchen {
         let Some(record) = store::operations::find(&self.db, tenant, action, key).await? else {
             return Ok(None);
         };
+        let phase = record.phase(self.engine.clock.now());
+        match phase {
+            KeyPhase::Forgotten => return Ok(None),
+            KeyPhase::Expired => {
+                return Ok(Some(OperationStatus {
+                    record,
+                    phase,
+                    effect: None,
+                }));
+            }
+            KeyPhase::Replayable => {}
+        }
         let Backend::Remote(remote) = &self.backend else {
             return Ok(Some(OperationStatus {
                 record,
+                phase,
                 effect: None,
             }));
         };
@@ -272,8 +291,20 @@ impl Kitchen {
         };
         Ok(Some(OperationStatus {
             record: row.operation.try_into()?,
+            phase,
             effect,
         }))
+    }
+
+    /// The retention sweep for this kitchen's database, with its batch
+    /// size and clock.
+    pub fn sweeper(&self) -> Sweeper {
+        Sweeper {
+            db: self.db.clone(),
+            clock: self.engine.clock.clone(),
+            batch: self.config.sweep_batch.max(1),
+            wait: self.config.wait_bound,
+        }
     }
 
     /// One reconciler pass (remote backend): settles, as far as can be done
@@ -283,6 +314,18 @@ impl Kitchen {
         match &self.backend {
             Backend::Local => Ok(0),
             Backend::Remote(remote) => remote.reconcile_due(trigger).await,
+        }
+    }
+
+    /// How many effects reconciliation gave up on (remote backend): their
+    /// outcome is `unknown` and their attempts reached
+    /// [`RemoteSettings::max_attempts`](crate::RemoteSettings), so no worker
+    /// calls the provider for them again until an operator resolves them.
+    /// 0 on the local backend, where every outcome is known.
+    pub async fn unresolved_effects(&self) -> Result<u64, KitchenError> {
+        match &self.backend {
+            Backend::Local => Ok(0),
+            Backend::Remote(remote) => store::effects::unresolved(&remote.db).await,
         }
     }
 

@@ -30,6 +30,9 @@
 //!   ticket backend.
 //! - [`provider`](TicketProvider): the port to a ticket provider (remote
 //!   backend); adapters live outside the kitchen.
+//! - `clock`: the time source of the key lifecycle; tests hold a manual one.
+//! - `sweep`: the retention sweep (tombstones, then deletion), and
+//!   `domain/lifecycle.rs`: what a key answers in each phase.
 //! - `remote`: the remote backend: write-ahead effect ledger, dispatch,
 //!   reconciliation.
 //! - `testing` (feature `test-support`): fresh databases for tests;
@@ -45,6 +48,7 @@ mod auth_cache;
 mod backend;
 #[cfg(feature = "bench")]
 pub mod bench;
+mod clock;
 mod config;
 mod domain;
 mod error;
@@ -57,11 +61,16 @@ mod outcome;
 mod provider;
 mod remote;
 mod store;
+mod sweep;
 #[cfg(feature = "test-support")]
 pub mod testing;
 mod write;
 
-pub use config::{DEFAULT_AUTH_CACHE_TTL, DEFAULT_RETENTION, DEFAULT_WAIT_BOUND, KitchenConfig};
+pub use clock::Clock;
+pub use config::{
+    DEFAULT_AUTH_CACHE_TTL, DEFAULT_REPLAY_WINDOW, DEFAULT_SWEEP_BATCH, DEFAULT_TOMBSTONE_HORIZON,
+    DEFAULT_WAIT_BOUND, KitchenConfig,
+};
 pub use domain::action::Action;
 pub use domain::change::{Change, Changes};
 pub use domain::comment::{
@@ -72,6 +81,7 @@ pub use domain::effect::{
 };
 pub use domain::fingerprint::{FINGERPRINT_VERSION, Fingerprint};
 pub use domain::history::{HistoryEntry, HistoryPage};
+pub use domain::lifecycle::KeyPhase;
 pub use domain::operation::{
     KeyError, MAX_KEY_LEN, MIN_KEY_LEN, OperationKey, OperationRecord, OperationRef,
     OperationState, ResultSnapshot,
@@ -89,15 +99,17 @@ pub use domain::violation::FieldViolation;
 pub use error::KitchenError;
 pub use kitchen::{Kitchen, TenantNameTaken};
 pub use outcome::{
-    NotCreatedReason, Outcome, PROVIDER_UNAVAILABLE_RETRY_AFTER, RETRY_AFTER, Receipt, Refusal,
-    UNKNOWN_RETRY_AFTER,
+    Expired, NotCreatedReason, Outcome, PROVIDER_UNAVAILABLE_RETRY_AFTER, RETRY_AFTER, Receipt,
+    Refusal, UNKNOWN_RETRY_AFTER,
 };
 pub use provider::{
     DispatchRequest, Dispatched, Lookup, ProviderFuture, ProviderTicket, RemoteSettings,
     TicketBackend, TicketProvider,
 };
+pub use sweep::{SweepReport, Sweeper};
 
-/// A span of time, for [`KitchenConfig::retention`].
+/// A span of time, for [`KitchenConfig::replay_window`] and
+/// [`KitchenConfig::tombstone_horizon`].
 pub type RetentionPeriod = time::Duration;
 /// UUIDs, as ids are made of.
 pub use uuid::Uuid;

@@ -34,6 +34,11 @@ pub enum Outcome<T = Ticket> {
     /// The key was already used with the same request: this is the original
     /// result, byte for byte. Nothing new was written.
     Replayed(Receipt<T>),
+    /// The key was used with the same request longer ago than its replay
+    /// window: the first answer is no longer kept, but its effect is.
+    /// Nothing new was written; this carries the resource as it is now
+    /// (not as the first answer showed it).
+    Expired(Expired<T>),
     /// The key was already used with a different request. Nothing was
     /// written. Carries a reference to the original operation, never its
     /// payload: use a new key for a new effect, or look the original up.
@@ -131,13 +136,14 @@ impl NotCreatedReason {
 }
 
 impl<T> Outcome<T> {
-    /// The outcome's stable name (`created`, `replayed`, `conflict`,
+    /// The outcome's stable name (`created`, `replayed`, `expired`, `conflict`,
     /// `invalid`, `refused`, `in_progress`, `not_created`, `unknown`), as
     /// doors report it and metrics label it.
     pub fn name(&self) -> &'static str {
         match self {
             Self::Created(_) => "created",
             Self::Replayed(_) => "replayed",
+            Self::Expired(_) => "expired",
             Self::Conflict { .. } => "conflict",
             Self::Invalid { .. } => "invalid",
             Self::Refused(_) => "refused",
@@ -159,6 +165,7 @@ impl<T> Outcome<T> {
             },
             Self::Created(_)
             | Self::Replayed(_)
+            | Self::Expired(_)
             | Self::InProgress { .. }
             | Self::Unknown { .. } => false,
         }
@@ -177,6 +184,7 @@ impl<T> Outcome<T> {
             Self::Unknown { .. } => Some(UNKNOWN_RETRY_AFTER),
             Self::Created(_)
             | Self::Replayed(_)
+            | Self::Expired(_)
             | Self::Conflict { .. }
             | Self::Invalid { .. }
             | Self::Refused(_) => None,
@@ -214,6 +222,15 @@ impl<T> Outcome<T> {
             operation: original,
         }))
     }
+}
+
+/// A write that happened longer ago than its key's replay window.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Expired<T = Ticket> {
+    /// What the write made or acted on, as it is now.
+    pub current: T,
+    /// The operation, as its tombstone keeps it.
+    pub operation: OperationRef,
 }
 
 /// The result of a write that happened, whether just now or earlier.

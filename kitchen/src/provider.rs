@@ -105,6 +105,17 @@ pub struct RemoteSettings {
     pub call_timeout: Duration,
     /// How often the background reconciler looks for unsettled effects.
     pub reconcile_every: Duration,
+    /// The most calls to the provider (dispatches and searches, the first
+    /// dispatch included) made for one effect whose outcome is unknown.
+    /// Once an effect has this many attempts, no worker (the reconciler, a
+    /// status read, a caller's retry) calls the provider for it again: it
+    /// stays `unknown`, leaves the reconciler's queue, and is counted by
+    /// [`Kitchen::unresolved_effects`](crate::Kitchen::unresolved_effects)
+    /// until an operator checks the provider. Without a bound, an effect
+    /// the provider never answers for would be retried, and its attempt log
+    /// grow, for ever. An effect that provably failed (`failed_before_effect`)
+    /// is not capped: nothing was made, so a caller's retry may always send.
+    pub max_attempts: u32,
 }
 
 impl Default for RemoteSettings {
@@ -114,6 +125,9 @@ impl Default for RemoteSettings {
             max_inflight: Duration::from_secs(30),
             call_timeout: Duration::from_secs(10),
             reconcile_every: Duration::from_secs(5),
+            // With the default backoff (5 s doubling to 320 s), about 75
+            // minutes of trying before a human is asked to look.
+            max_attempts: 20,
         }
     }
 }

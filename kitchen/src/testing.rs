@@ -214,8 +214,8 @@ impl Kitchen {
         key: &OperationKey,
     ) -> KeyHolder {
         const CLAIM_ONLY: &str = "INSERT INTO operations (tenant_id, action, operation_key, \
-             fingerprint_version, fingerprint, state, created_at, retained_until) \
-             VALUES ($1, $4, $2, 1, 'held-by-test', 'succeeded', $3, $3)";
+             fingerprint_version, fingerprint, state, created_at, replayable_until, retained_until) \
+             VALUES ($1, $4, $2, 1, 'held-by-test', 'succeeded', $3, $5, $5)";
         let now = OffsetDateTime::now_utc();
         let wait = Duration::from_secs(30);
         macro_rules! hold {
@@ -228,6 +228,7 @@ impl Kitchen {
                     .bind(key.as_str())
                     .bind(now)
                     .bind(action.as_str())
+                    .bind(now + time::Duration::days(400))
                     .execute(&mut *tx)
                     .await
                     .expect("claim the key");

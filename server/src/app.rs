@@ -54,6 +54,9 @@ pub struct ServeSettings {
     /// the connections still open are dropped and the server returns. A
     /// create dropped this way still commits or rolls back on its own task.
     pub shutdown_grace: Duration,
+    /// How often the retention sweep runs (it sweeps everything due each
+    /// time, in batches).
+    pub sweep_every: Duration,
 }
 
 impl Default for ServeSettings {
@@ -72,6 +75,7 @@ impl Default for ServeSettings {
             // As long as the request timeout: a request that respects it
             // can finish.
             shutdown_grace: Duration::from_secs(30),
+            sweep_every: Duration::from_secs(60),
         }
     }
 }
@@ -144,7 +148,9 @@ pub struct Application {
     listener: TcpListener,
     router: Router,
     kitchen: Kitchen,
+    metrics: Metrics,
     limits: Limits,
+    sweep_every: Duration,
 }
 
 impl Application {
@@ -158,8 +164,10 @@ impl Application {
         let listener = TcpListener::bind(settings.listen).await?;
         Ok(Self {
             listener,
-            router: router(kitchen.clone(), metrics, settings),
+            router: router(kitchen.clone(), metrics.clone(), settings),
             kitchen,
+            metrics,
+            sweep_every: settings.sweep_every,
             limits: Limits {
                 header_read_timeout: settings.header_read_timeout,
                 idle_timeout: settings.idle_timeout,
@@ -184,19 +192,36 @@ impl Application {
 
     /// Serves until `shutdown` resolves, then stops accepting, lets the
     /// requests in flight finish for at most the shutdown grace period and
-    /// drops the connections still open after it. With the remote backend,
-    /// the reconciler runs alongside (its first pass at once, for effects a
-    /// crash left behind) and stops with the server.
+    /// drops the connections still open after it. The retention sweep runs
+    /// alongside (at once, then every `sweep_every`), and with the remote
+    /// backend the reconciler (its first pass at once, for effects a crash
+    /// left behind); both stop with the server.
     pub async fn run_until_stopped(
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
         let (stop, stopped) = tokio::sync::watch::channel(());
-        let reconciler = tokio::spawn(self.kitchen.run_reconciler(async move {
-            let mut stopped = stopped;
-            // Resolves when the sender is dropped or sends: either way, stop.
+        // Resolves when the sender is dropped or sends: either way, stop.
+        let stopping = |mut stopped: tokio::sync::watch::Receiver<()>| async move {
             let _ = stopped.changed().await;
-        }));
+        };
+        let reconciler = tokio::spawn(
+            self.kitchen
+                .clone()
+                .run_reconciler(stopping(stopped.clone())),
+        );
+        let metrics = self.metrics.clone();
+        let sweeper = tokio::spawn(self.kitchen.sweeper().run(
+            self.sweep_every,
+            stopping(stopped.clone()),
+            move |report| metrics.swept(report.tombstoned, report.deleted),
+        ));
+        let watcher = tokio::spawn(watch_unresolved_effects(
+            self.kitchen.clone(),
+            self.metrics.clone(),
+            self.sweep_every,
+            stopping(stopped),
+        ));
         connections::serve(self.listener, self.router, self.limits, async move {
             shutdown.await;
             drop(stop);
@@ -207,6 +232,34 @@ impl Application {
         if let Err(e) = reconciler.await {
             tracing::error!(error = %e, "the reconciler stopped abnormally");
         }
+        if let Err(e) = sweeper.await {
+            tracing::error!(error = %e, "the retention sweep stopped abnormally");
+        }
+        if let Err(e) = watcher.await {
+            tracing::error!(error = %e, "the unresolved-effects gauge stopped abnormally");
+        }
         Ok(())
+    }
+}
+
+/// Keeps the `tickets.effects.unresolved` gauge current: a count read from
+/// the database now and then (metric callbacks cannot wait on a query). On
+/// the local backend the count is 0 without a query.
+async fn watch_unresolved_effects(
+    kitchen: Kitchen,
+    metrics: Metrics,
+    every: Duration,
+    shutdown: impl Future<Output = ()>,
+) {
+    tokio::pin!(shutdown);
+    loop {
+        match kitchen.unresolved_effects().await {
+            Ok(n) => metrics.set_unresolved_effects(n),
+            Err(e) => tracing::error!(error = %e, "cannot count unresolved effects"),
+        }
+        tokio::select! {
+            () = &mut shutdown => return,
+            () = tokio::time::sleep(every) => {}
+        }
     }
 }

@@ -107,9 +107,34 @@ pub struct ServeArgs {
     /// key before answering "in progress".
     #[arg(long, env = "WAIT_BOUND_MS", default_value_t = 5000)]
     pub wait_bound_ms: u64,
-    /// Days an operation record (and its protection against duplicates) is kept.
+    /// Days a key replays its first answer byte for byte (the replay
+    /// window). After it, a retry with the same request answers `expired`
+    /// with the resource as it is now, and makes nothing new.
     #[arg(long, env = "RETENTION_DAYS", default_value_t = 30)]
     pub retention_days: u32,
+    /// The replay window in seconds instead of days (for tests and drills);
+    /// overrides --retention-days.
+    #[arg(long, env = "REPLAY_WINDOW_SECS")]
+    pub replay_window_secs: Option<u64>,
+    /// Days a key is remembered at all, from its first use (the tombstone
+    /// horizon). Until then a retry never makes a second effect; after it
+    /// the key is free again. Raised to the replay window if shorter.
+    #[arg(long, env = "TOMBSTONE_HORIZON_DAYS", default_value_t = 400)]
+    pub tombstone_horizon_days: u32,
+    /// The tombstone horizon in seconds instead of days (for tests and
+    /// drills); overrides --tombstone-horizon-days.
+    #[arg(long, env = "TOMBSTONE_HORIZON_SECS")]
+    pub tombstone_horizon_secs: Option<u64>,
+    /// Seconds between retention sweeps (each sweeps everything due, in
+    /// batches). Every instance may sweep; they share the work.
+    #[arg(long, env = "SWEEP_EVERY_SECS", default_value_t = 60,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub sweep_every_secs: u64,
+    /// Most records one sweep batch changes; small batches keep writes from
+    /// waiting behind the sweep (on SQLite, a batch holds the write lock).
+    #[arg(long, env = "SWEEP_BATCH", default_value_t = kitchen::DEFAULT_SWEEP_BATCH,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub sweep_batch: u32,
     /// Most database connections.
     #[arg(long, env = "DATABASE_MAX_CONNECTIONS", default_value_t = 10)]
     pub max_connections: u32,
@@ -169,6 +194,13 @@ pub struct BackendArgs {
     /// Milliseconds between background reconciliation passes.
     #[arg(long, env = "RECONCILE_EVERY_MS", default_value_t = 5_000)]
     pub reconcile_every_ms: u64,
+    /// The most calls to the provider (dispatches and searches) for one
+    /// effect whose outcome is unknown. Past it the effect stays unknown,
+    /// is no longer reconciled, and is logged for an operator to check the
+    /// provider.
+    #[arg(long, env = "PROVIDER_MAX_ATTEMPTS", default_value_t = 20,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub provider_max_attempts: u32,
 }
 
 /// The ticket backends.

@@ -38,6 +38,7 @@ impl BackendArgs {
                         max_inflight: Duration::from_millis(self.provider_max_inflight_ms),
                         call_timeout,
                         reconcile_every: Duration::from_millis(self.reconcile_every_ms.max(1)),
+                        max_attempts: self.provider_max_attempts,
                     },
                 })
             }
@@ -106,10 +107,19 @@ async fn connect(database_url: &str, config: KitchenConfig) -> anyhow::Result<Ki
 async fn serve(database_url: &str, args: ServeArgs, metrics: Metrics) -> anyhow::Result<()> {
     let config = KitchenConfig {
         wait_bound: Duration::from_millis(args.wait_bound_ms),
-        retention: time_days(args.retention_days),
+        replay_window: match args.replay_window_secs {
+            Some(secs) => time_secs(secs),
+            None => time_days(args.retention_days),
+        },
+        tombstone_horizon: match args.tombstone_horizon_secs {
+            Some(secs) => time_secs(secs),
+            None => time_days(args.tombstone_horizon_days),
+        },
+        sweep_batch: args.sweep_batch,
         max_connections: args.max_connections,
         auth_cache_ttl: Duration::from_millis(args.auth_cache_ms),
         backend: args.backend.backend()?,
+        ..KitchenConfig::default()
     };
     let kitchen = connect(database_url, config).await?;
     let settings = ServeSettings {
@@ -123,6 +133,7 @@ async fn serve(database_url: &str, args: ServeArgs, metrics: Metrics) -> anyhow:
         idle_timeout: Duration::from_secs(args.idle_timeout_secs),
         max_connections: usize::try_from(args.max_http_connections).unwrap_or(usize::MAX),
         shutdown_grace: Duration::from_secs(args.shutdown_grace_secs),
+        sweep_every: Duration::from_secs(args.sweep_every_secs),
     };
     let app = Application::build(kitchen.clone(), metrics.clone(), &settings)
         .await
@@ -153,4 +164,8 @@ async fn serve(database_url: &str, args: ServeArgs, metrics: Metrics) -> anyhow:
 
 fn time_days(days: u32) -> kitchen::RetentionPeriod {
     kitchen::RetentionPeriod::days(i64::from(days))
+}
+
+fn time_secs(secs: u64) -> kitchen::RetentionPeriod {
+    kitchen::RetentionPeriod::seconds(i64::try_from(secs).unwrap_or(i64::MAX))
 }

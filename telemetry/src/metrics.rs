@@ -1,6 +1,8 @@
 //! One app's metrics: OpenTelemetry instruments, read by a Prometheus
 //! registry (for `/metrics`) and, when configured, by an OTLP exporter.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use opentelemetry::KeyValue;
@@ -20,6 +22,10 @@ pub struct Metrics {
     pub(crate) latency: Histogram<f64>,
     pub(crate) contract_failures: Counter<u64>,
     pub(crate) tool_calls: Counter<u64>,
+    pub(crate) sweep_records: Counter<u64>,
+    /// The last count of effects reconciliation gave up on, read by the
+    /// `tickets.effects.unresolved` gauge at each collection.
+    unresolved_effects: Arc<AtomicU64>,
     pub(crate) stats: TenantStats,
 }
 
@@ -60,7 +66,16 @@ impl Metrics {
         }
         let provider = builder.build();
         let meter = provider.meter("tickets");
+        let unresolved_effects = Arc::new(AtomicU64::new(0));
+        let observed = Arc::clone(&unresolved_effects);
+        // Kept alive by the meter provider once registered.
+        let _gauge = meter
+            .u64_observable_gauge("tickets.effects.unresolved")
+            .with_description("Remote effects whose outcome is unknown and that reconciliation gave up on after the most attempts allowed: each needs an operator to check the provider")
+            .with_callback(move |gauge| gauge.observe(observed.load(Ordering::Relaxed), &[]))
+            .build();
         Self {
+            unresolved_effects,
             outcomes: meter
                 .u64_counter("tickets.write.outcomes")
                 .with_description("Write attempts by door, action and outcome (created, replayed, conflict, invalid, in_progress, error)")
@@ -78,6 +93,10 @@ impl Metrics {
             tool_calls: meter
                 .u64_counter("tickets.mcp.tool.calls")
                 .with_description("MCP tool calls by tool, contract hash (of the tool's wording) and outcome")
+                .build(),
+            sweep_records: meter
+                .u64_counter("tickets.sweep.records")
+                .with_description("Operation records the retention sweep changed, by kind (tombstoned: frozen answer dropped past the replay window; deleted: past the tombstone horizon, key free again)")
                 .build(),
             provider,
             registry,
@@ -111,6 +130,21 @@ impl Metrics {
         );
     }
 
+    /// Counts what one retention sweep batch did.
+    pub fn swept(&self, tombstoned: u64, deleted: u64) {
+        for (kind, n) in [("tombstoned", tombstoned), ("deleted", deleted)] {
+            if n > 0 {
+                self.sweep_records.add(n, &[KeyValue::new("kind", kind)]);
+            }
+        }
+    }
+
+    /// Sets how many remote effects reconciliation gave up on (see
+    /// `Kitchen::unresolved_effects`).
+    pub fn set_unresolved_effects(&self, count: u64) {
+        self.unresolved_effects.store(count, Ordering::Relaxed);
+    }
+
     /// Flushes pending exports and stops the readers.
     pub fn shutdown(&self) {
         let _ = self.provider.shutdown();
@@ -120,5 +154,49 @@ impl Metrics {
 impl Default for Metrics {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The value of the sample of `metric` whose line contains `label`.
+    fn value(text: &str, metric: &str, label: &str) -> Option<f64> {
+        text.lines()
+            .filter(|l| l.starts_with(metric) && l.contains(label))
+            .find_map(|l| l.rsplit(' ').next()?.parse().ok())
+    }
+
+    #[test]
+    fn sweeps_and_unresolved_effects_reach_prometheus_under_their_documented_names() {
+        let metrics = Metrics::new();
+        metrics.swept(3, 0);
+        metrics.swept(2, 4);
+        metrics.set_unresolved_effects(7);
+        let text = metrics.prometheus_text();
+        let sweep = "tickets_sweep_records_total{";
+        assert_eq!(
+            value(&text, sweep, r#"kind="tombstoned""#),
+            Some(5.0),
+            "{text}"
+        );
+        assert_eq!(
+            value(&text, sweep, r#"kind="deleted""#),
+            Some(4.0),
+            "{text}"
+        );
+        assert_eq!(
+            value(&text, "tickets_effects_unresolved", ""),
+            Some(7.0),
+            "{text}"
+        );
+        metrics.set_unresolved_effects(0);
+        let text = metrics.prometheus_text();
+        assert_eq!(
+            value(&text, "tickets_effects_unresolved", ""),
+            Some(0.0),
+            "{text}"
+        );
     }
 }

@@ -253,10 +253,12 @@ fn pgbench_script(kind: CeilingKind, tenant: &str, key: &str) -> String {
             let changes = quote(
                 r#"{"priority":{"from":null,"to":"normal"},"project_id":{"from":null,"to":"ceiling"},"status":{"from":null,"to":"open"},"title":{"from":null,"to":"Ceiling"}}"#,
             );
-            let retained = format!(
-                "now() + interval '{} seconds'",
-                kitchen::DEFAULT_RETENTION.whole_seconds()
-            );
+            let horizon = |d: kitchen::RetentionPeriod| {
+                format!(
+                    "date_trunc('second', now()) + interval '{} seconds'",
+                    d.whole_seconds() + 1
+                )
+            };
             let claim = bind(
                 kitchen::bench::CLAIM,
                 &[
@@ -270,7 +272,10 @@ fn pgbench_script(kind: CeilingKind, tenant: &str, key: &str) -> String {
                     "NULL".into(),
                     "NULL".into(),
                     "now()".into(),
-                    retained,
+                    horizon(kitchen::DEFAULT_TOMBSTONE_HORIZON),
+                    horizon(kitchen::DEFAULT_REPLAY_WINDOW),
+                    // The resource: FINISH records it.
+                    "NULL".into(),
                 ],
             );
             let insert_ticket = bind(
@@ -306,7 +311,7 @@ fn pgbench_script(kind: CeilingKind, tenant: &str, key: &str) -> String {
             );
             let finish = bind(
                 kitchen::bench::FINISH,
-                &[tenant, action, key, ticket, snapshot],
+                &[tenant, action, key, ticket.clone(), snapshot, ticket],
             );
             // Time-ordered ids, as the store's (UUID v7: the milliseconds
             // first), so the indexes grow at their right edge as they do

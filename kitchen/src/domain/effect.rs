@@ -13,6 +13,7 @@ use sha2::{Digest, Sha256};
 use time::OffsetDateTime;
 
 use super::action::Action;
+use super::lifecycle::KeyPhase;
 use super::operation::{OperationKey, OperationRecord};
 use super::tenant::TenantId;
 
@@ -259,8 +260,11 @@ impl EffectLedger {
 /// remote backend its effect ledger.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OperationStatus {
-    /// The operation record.
+    /// The operation record (a tombstone once its replay window is over).
     pub record: OperationRecord,
+    /// Where its key is now: replayable, or expired (never forgotten: a
+    /// forgotten key has no status).
+    pub phase: KeyPhase,
     /// The effect ledger; `None` for a ticket made locally.
     pub effect: Option<EffectLedger>,
 }

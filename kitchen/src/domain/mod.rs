@@ -7,6 +7,7 @@ pub(crate) mod comment;
 pub(crate) mod effect;
 pub(crate) mod fingerprint;
 pub(crate) mod history;
+pub(crate) mod lifecycle;
 pub(crate) mod operation;
 pub(crate) mod page;
 pub(crate) mod patch;

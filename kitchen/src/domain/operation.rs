@@ -6,6 +6,7 @@ use std::fmt;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use time::OffsetDateTime;
+use uuid::Uuid;
 
 use super::action::Action;
 use super::fingerprint::Fingerprint;
@@ -165,10 +166,18 @@ pub struct OperationRecord {
     pub ticket_id: Option<TicketId>,
     /// The frozen result, once there is one.
     pub result: Option<ResultSnapshot>,
+    /// The resource the operation made or acted on, once there is one: the
+    /// ticket, or for `add_comment` the comment. Kept in the tombstone.
+    pub resource_id: Option<Uuid>,
     /// When the key was first used.
     pub created_at: OffsetDateTime,
-    /// Until when the record is kept and the key protects against duplicates.
+    /// Until when a retry replays the frozen result byte for byte.
+    pub replayable_until: OffsetDateTime,
+    /// Until when the key is remembered at all (at least as a tombstone);
+    /// after it the key is free again.
     pub retained_until: OffsetDateTime,
+    /// When the sweep dropped the frozen result, keeping only a tombstone.
+    pub tombstoned_at: Option<OffsetDateTime>,
 }
 
 impl OperationRecord {
@@ -179,6 +188,8 @@ impl OperationRecord {
             key: self.key.clone(),
             created_at: self.created_at,
             resource: self.ticket_id,
+            replayable_until: self.replayable_until,
+            retained_until: self.retained_until,
         }
     }
 }
@@ -197,6 +208,10 @@ pub struct OperationRef {
     pub created_at: OffsetDateTime,
     /// The ticket the operation made or acted on, once there is one.
     pub resource: Option<TicketId>,
+    /// Until when a retry with this key replays the first answer.
+    pub replayable_until: OffsetDateTime,
+    /// Until when the key is remembered; after it the key is free again.
+    pub retained_until: OffsetDateTime,
 }
 
 #[cfg(test)]

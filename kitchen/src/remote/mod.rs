@@ -36,7 +36,9 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use crate::KitchenError;
+use crate::actions::create_ticket::CreateTicket;
 use crate::domain::effect::{ExternalRef, Trigger};
+use crate::domain::lifecycle::KeyPhase;
 use crate::domain::operation::{OperationRecord, OperationState};
 use crate::domain::tenant::TokenId;
 use crate::domain::ticket::NewTicket;
@@ -45,7 +47,7 @@ use crate::outcome::RETRY_AFTER;
 use crate::provider::{RemoteSettings, TicketProvider, unix_ms};
 use crate::store::Db;
 use crate::store::effects::{self, Lease, Scope, WriteAhead, WriteAheadClaim};
-use crate::store::rows::EffectRow;
+use crate::write::engine::{Engine, TakenKey};
 
 /// Added to one call's timeout to make a lease: room for the database
 /// writes around the call (a few milliseconds each).
@@ -60,6 +62,9 @@ pub(crate) struct Remote {
     pub(crate) settings: RemoteSettings,
     /// How long a create waits for another attempt holding its key.
     pub(crate) wait_bound: Duration,
+    /// The generic write path's rules for a key already taken (replay,
+    /// expired, conflict, forgotten), and the clock of the key lifecycle.
+    pub(crate) engine: Engine,
 }
 
 impl Remote {
@@ -114,8 +119,27 @@ impl Remote {
         // our read if a retention sweep removed it.
         for _ in 0..2 {
             if let Some(row) = effects::find(&self.db, &scope).await? {
+                let original: OperationRecord = row.operation.try_into()?;
+                // A settled effect, or one whose key is forgotten, answers as
+                // on the local backend; an unsettled one is resumed.
+                if original.state == OperationState::Succeeded
+                    || original.phase(record.created_at) == KeyPhase::Forgotten
+                {
+                    match self
+                        .engine
+                        .answer_taken::<CreateTicket>(
+                            original,
+                            &record.fingerprint,
+                            record.created_at,
+                        )
+                        .await?
+                    {
+                        TakenKey::Answer(outcome) => return Ok(outcome),
+                        TakenKey::Free => continue,
+                    }
+                }
                 return self
-                    .resume(row, &record, &request_snapshot, Trigger::Retry)
+                    .resume(original, &record, &request_snapshot, Trigger::Retry)
                     .await;
             }
             let now = OffsetDateTime::now_utc();
@@ -154,12 +178,11 @@ impl Remote {
     /// A create whose key is already recorded.
     async fn resume(
         &self,
-        row: EffectRow,
+        original: OperationRecord,
         attempt: &OperationRecord,
         request_snapshot: &str,
         trigger: Trigger,
     ) -> Result<Outcome, KitchenError> {
-        let original: OperationRecord = row.operation.try_into()?;
         if original.state == OperationState::Succeeded {
             return Outcome::for_taken_key(original, &attempt.fingerprint);
         }

@@ -15,7 +15,7 @@ use crate::outcome::RETRY_AFTER;
 use crate::outcome::{NotCreatedReason, Outcome, Receipt};
 use crate::provider::{DispatchRequest, Dispatched, Lookup, ProviderTicket, unix_ms};
 use crate::store;
-use crate::store::effects::{self, Lease, NewAttempt, Scope, Settle};
+use crate::store::effects::{self, AttemptStart, Lease, NewAttempt, Scope, Settle};
 use crate::store::rows::EffectRow;
 use crate::{KitchenError, rfc3339};
 
@@ -118,8 +118,9 @@ impl Remote {
         let number = match number {
             Some(n) => n,
             None => match self.start_attempt(&mut job, AttemptKind::Dispatch).await? {
-                Some(n) => n,
-                None => return Ok(in_progress()),
+                AttemptStart::Started(n) => n,
+                AttemptStart::LeaseLost => return Ok(in_progress()),
+                AttemptStart::Exhausted(made) => return self.exhausted(&job, made).await,
             },
         };
         let request = DispatchRequest {
@@ -212,8 +213,10 @@ impl Remote {
         mut job: Job,
         last_dispatched_at: OffsetDateTime,
     ) -> Result<Outcome, KitchenError> {
-        let Some(number) = self.start_attempt(&mut job, AttemptKind::Lookup).await? else {
-            return Ok(in_progress());
+        let number = match self.start_attempt(&mut job, AttemptKind::Lookup).await? {
+            AttemptStart::Started(n) => n,
+            AttemptStart::LeaseLost => return Ok(in_progress()),
+            AttemptStart::Exhausted(made) => return self.exhausted(&job, made).await,
         };
         let timeout = self.settings.call_timeout;
         let answer = tokio::time::timeout(
@@ -291,12 +294,13 @@ impl Remote {
         }
     }
 
-    /// Starts an attempt under a renewed lease; `None` when the lease was lost.
+    /// Starts an attempt under a renewed lease, unless the lease was lost or
+    /// the effect's attempts are exhausted.
     async fn start_attempt(
         &self,
         job: &mut Job,
         kind: AttemptKind,
-    ) -> Result<Option<i32>, KitchenError> {
+    ) -> Result<AttemptStart, KitchenError> {
         let now = OffsetDateTime::now_utc();
         job.lease.until_ms = unix_ms(now + self.settings.call_timeout + LEASE_MARGIN);
         effects::start_attempt(
@@ -309,9 +313,25 @@ impl Remote {
                 trigger: job.trigger,
                 now,
                 key_trusted_until: self.key_trusted_until(now),
+                max_attempts: self.settings.max_attempts,
             },
         )
         .await
+    }
+
+    /// The effect already has its most attempts: no call is made. The first
+    /// worker to find it so gives up on it (a dead worker's last call left
+    /// it unsettled, or the cap was lowered since); every worker answers
+    /// `unknown`, saying a human must look.
+    async fn exhausted(&self, job: &Job, made: i64) -> Result<Outcome, KitchenError> {
+        let detail = gave_up_detail(made, &job.external_ref, None);
+        if effects::give_up(&self.db, &job.scope, job.lease, &detail).await? {
+            warn_gave_up(job, made);
+        }
+        Ok(Outcome::Unknown {
+            operation: self.reference(&job.scope).await?,
+            reason: detail,
+        })
     }
 
     /// The effect happened: records it with the local copy of the ticket.
@@ -383,6 +403,10 @@ impl Remote {
         })
     }
 
+    /// Still unknown after an attempt: the reconciler looks again at
+    /// `next_check_ms`, unless this was the effect's last allowed attempt,
+    /// which gives up on it instead (once: only this attempt's lease holder
+    /// settles it).
     async fn stay_unknown(
         &self,
         job: &Job,
@@ -390,29 +414,38 @@ impl Remote {
         detail: &str,
         next_check_ms: i64,
     ) -> Result<Outcome, KitchenError> {
+        let made = i64::from(attempt.number);
+        let last = made >= i64::from(self.settings.max_attempts);
+        let gave_up = last.then(|| gave_up_detail(made, &job.external_ref, attempt.detail));
         let settle = Settle::Unknown {
-            detail,
-            next_check_ms,
+            detail: gave_up.as_deref().unwrap_or(detail),
+            next_check_ms: (!last).then_some(next_check_ms),
         };
-        self.settled_or_busy(job, attempt, settle).await?;
+        if self.settled_or_busy(job, attempt, settle).await? && last {
+            warn_gave_up(job, made);
+        }
         Ok(Outcome::Unknown {
             operation: self.reference(&job.scope).await?,
-            reason: detail.into(),
+            reason: gave_up.unwrap_or_else(|| detail.into()),
         })
     }
 
+    /// Settles under the lease; `false` (and a warning) when the lease was
+    /// lost and nothing was written.
     async fn settled_or_busy(
         &self,
         job: &Job,
         attempt: FinishedAttempt<'_>,
         settle: Settle<'_>,
-    ) -> Result<(), KitchenError> {
+    ) -> Result<bool, KitchenError> {
         let now = OffsetDateTime::now_utc();
         let wait = self.wait_bound;
-        if !effects::settle(&self.db, wait, &job.scope, job.lease, attempt, settle, now).await? {
+        let settled =
+            effects::settle(&self.db, wait, &job.scope, job.lease, attempt, settle, now).await?;
+        if !settled {
             tracing::warn!(operation_key = %job.scope.key, "lost the lease on an effect before settling it");
         }
-        Ok(())
+        Ok(settled)
     }
 
     /// Why a stored `failed_before_effect` made nothing, as its last
@@ -442,6 +475,34 @@ impl Remote {
             .map(|r| r.reference())
             .ok_or_else(|| KitchenError::CorruptRecord(format!("operation {} vanished", scope.key)))
     }
+}
+
+/// What an effect given up on says, to its caller and on its record: the
+/// attempts made, that no more will be, and what an operator must do.
+/// `last` is the provider's last answer, when there was one.
+fn gave_up_detail(attempts: i64, external_ref: &ExternalRef, last: Option<&str>) -> String {
+    let last = last
+        .map(|why| format!(" (last answer: {why})"))
+        .unwrap_or_default();
+    format!(
+        "Reconciliation gave up after {attempts} attempts{last}: whether the ticket exists at \
+         the provider is still unknown, and the service will not call the provider for this \
+         operation again. An operator must check the provider for external reference \
+         {external_ref} and resolve it; until then a retry answers the same."
+    )
+}
+
+/// The one log line per effect given up on: it needs a human.
+fn warn_gave_up(job: &Job, attempts: i64) {
+    tracing::warn!(
+        tenant = %job.scope.tenant,
+        action = job.scope.action.as_str(),
+        operation_key = %job.scope.key,
+        external_ref = %job.external_ref,
+        attempts,
+        "reconciliation gave up on an effect whose outcome is still unknown: \
+         an operator must check the provider"
+    );
 }
 
 /// The request stored with the write-ahead record, validated again.

@@ -8,6 +8,13 @@
 //! process. A lease is a row value with an expiry: a worker that crashes
 //! simply stops renewing it, and the reconciler takes the effect over once
 //! it has run out.
+//!
+//! Attempts are capped (`RemoteSettings::max_attempts`): an unsettled
+//! effect with that many attempts gets no more. It is given up on: it stays
+//! `unknown` with `next_check_ms` NULL, which takes it out of the
+//! reconciler's queue ([`due`]) and marks it for an operator
+//! ([`unresolved`]); every settled state also has `next_check_ms` NULL, so
+//! "unknown and NULL" means given up and nothing else.
 
 use std::time::Duration;
 
@@ -67,6 +74,21 @@ pub(crate) struct NewAttempt {
     pub(crate) now: OffsetDateTime,
     /// For a first dispatch: the end of the provider's dedup window.
     pub(crate) key_trusted_until: Option<OffsetDateTime>,
+    /// The most attempts an unsettled effect may have: none starts once it
+    /// has this many.
+    pub(crate) max_attempts: u32,
+}
+
+/// Whether an attempt could start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AttemptStart {
+    /// Started under the renewed lease, with this number.
+    Started(i32),
+    /// The lease was lost: another worker has the effect.
+    LeaseLost,
+    /// The effect already has this many attempts, the cap or more: nothing
+    /// was started and the lease is still held (see [`give_up`]).
+    Exhausted(i64),
 }
 
 /// What the write-ahead claim found.
@@ -91,8 +113,12 @@ pub(crate) enum Settle<'a> {
     },
     /// The provider provably made nothing.
     FailedBeforeEffect { detail: &'a str },
-    /// Not known; the reconciler looks again at `next_check_ms`.
-    Unknown { detail: &'a str, next_check_ms: i64 },
+    /// Not known; the reconciler looks again at `next_check_ms`, or never
+    /// (`None`: attempts exhausted, given up for an operator to resolve).
+    Unknown {
+        detail: &'a str,
+        next_check_ms: Option<i64>,
+    },
 }
 
 const SET_EFFECT_COLUMNS: &str = "UPDATE operations SET request_snapshot = $4, external_ref = $5, \
@@ -112,6 +138,30 @@ const INSERT_ATTEMPT: &str = "INSERT INTO operation_attempts \
 const FINISH_ATTEMPT: &str = "UPDATE operation_attempts SET finished_at = $5, result = $6, detail = $7 \
      WHERE tenant_id = $1 AND action = $2 AND operation_key = $3 AND attempt_no = $4";
 
+/// The attempts that count against the cap: all of an effect's, while its
+/// outcome is unknown or in progress; none once it provably failed (then
+/// nothing was made, and a caller's retry may always send again).
+const COUNT_CAPPED_ATTEMPTS: &str = "SELECT COUNT(*) FROM operation_attempts a \
+     JOIN operations o ON o.tenant_id = a.tenant_id AND o.action = a.action \
+     AND o.operation_key = a.operation_key \
+     WHERE a.tenant_id = $1 AND a.action = $2 AND a.operation_key = $3 \
+     AND o.state IN ('in_progress', 'unknown')";
+
+/// Gives up on an effect whose attempts are exhausted, under its lease:
+/// `unknown` (an `in_progress` one was left by a worker that died during
+/// its last call, whose answer is therefore unknown too), out of the
+/// reconciler's queue, lease released. Matches once per effect: an effect
+/// already given up has `next_check_ms` NULL.
+const GIVE_UP: &str = "UPDATE operations SET state = 'unknown', state_detail = $5, \
+     lease_owner = NULL, lease_until_ms = NULL, next_check_ms = NULL \
+     WHERE tenant_id = $1 AND action = $2 AND operation_key = $3 AND lease_owner = $4 \
+     AND state IN ('in_progress', 'unknown') AND next_check_ms IS NOT NULL";
+
+/// Effects given up on (see the module documentation). The first condition
+/// repeats the partial index's, so that both databases use the index.
+const COUNT_UNRESOLVED: &str = "SELECT COUNT(*) FROM operations \
+     WHERE state IN ('in_progress', 'unknown') AND state = 'unknown' AND next_check_ms IS NULL";
+
 const TAKE_LEASE: &str = "UPDATE operations SET lease_owner = $4, lease_until_ms = $5 \
      WHERE tenant_id = $1 AND action = $2 AND operation_key = $3 \
      AND state <> 'succeeded' AND (lease_until_ms IS NULL OR lease_until_ms < $6)";
@@ -127,12 +177,12 @@ const RENEW_LEASE: &str = "UPDATE operations SET lease_until_ms = $5 \
      WHERE tenant_id = $1 AND action = $2 AND operation_key = $3 AND lease_owner = $4";
 
 const REPLACE_REQUEST: &str = "UPDATE operations SET fingerprint_version = $5, fingerprint = $6, \
-     request_snapshot = $7, created_at = $8, retained_until = $9 \
+     request_snapshot = $7, created_at = $8, retained_until = $9, replayable_until = $10 \
      WHERE tenant_id = $1 AND action = $2 AND operation_key = $3 AND lease_owner = $4 \
      AND state = 'failed_before_effect'";
 
 const SETTLE_SUCCEEDED: &str = "UPDATE operations SET state = 'succeeded', ticket_id = $5, \
-     result_snapshot = $6, state_detail = NULL, lease_owner = NULL, lease_until_ms = NULL, \
+     resource_id = $5, result_snapshot = $6, state_detail = NULL, lease_owner = NULL, lease_until_ms = NULL, \
      next_check_ms = NULL \
      WHERE tenant_id = $1 AND action = $2 AND operation_key = $3 AND lease_owner = $4";
 
@@ -157,6 +207,7 @@ const SELECT_ATTEMPTS: &str = "SELECT attempt_no, kind, trigger, started_at, fin
 
 /// Unsettled effects whose time has come and whose lease (if any) ran out:
 /// the reconciler's queue, served by the partial index on `next_check_ms`.
+/// An effect given up on (`next_check_ms` NULL) is never due.
 const SELECT_DUE: &str = "SELECT tenant_id, action, operation_key FROM operations \
      WHERE state IN ('in_progress', 'unknown') AND next_check_ms <= $1 \
      AND (lease_until_ms IS NULL OR lease_until_ms < $1) \
@@ -271,6 +322,7 @@ pub(crate) async fn replace_request(
         .bind(request_snapshot)
         .bind(record.created_at)
         .bind(record.retained_until)
+        .bind(record.replayable_until)
         .execute(pool)
         .await?
         .rows_affected());
@@ -278,24 +330,35 @@ pub(crate) async fn replace_request(
 }
 
 /// Under the lease (renewed to `lease.until_ms`), starts an attempt and
-/// returns its number; `None` when the lease was lost. A dispatch also marks the effect `in_progress` and
+/// returns its number. A dispatch also marks the effect `in_progress` and
 /// stamps the dispatch times (and, at the first dispatch, the end of the
 /// provider's dedup window).
+///
+/// The cap is checked in the same transaction as the insert, so however
+/// many workers take turns at the effect, none adds an attempt past it.
 pub(crate) async fn start_attempt(
     db: &Db,
     wait: Duration,
     scope: &Scope,
     lease: Lease,
     attempt: NewAttempt,
-) -> Result<Option<i32>, KitchenError> {
+) -> Result<AttemptStart, KitchenError> {
     let NewAttempt {
         kind,
         trigger,
         now,
         key_trusted_until,
+        max_attempts,
     } = attempt;
-    let number: sqlx::Result<Option<i32>> = on_db!(db, pool => async {
+    let started: sqlx::Result<AttemptStart> = on_db!(db, pool => async {
         let mut tx = WriteTransaction::begin_write(pool, wait).await?;
+        let made = bind_scope!(sqlx::query_scalar::<_, i64>(COUNT_CAPPED_ATTEMPTS), scope)
+            .fetch_one(&mut *tx)
+            .await?;
+        if made >= i64::from(max_attempts) {
+            tx.rollback().await?;
+            return Ok(AttemptStart::Exhausted(made));
+        }
         let held = match kind {
             AttemptKind::Dispatch => bind_scope!(sqlx::query(MARK_DISPATCHING), scope)
                 .bind(lease.owner)
@@ -310,7 +373,7 @@ pub(crate) async fn start_attempt(
         .await?;
         if held.rows_affected() != 1 {
             tx.rollback().await?;
-            return Ok(None);
+            return Ok(AttemptStart::LeaseLost);
         }
         let number = bind_scope!(sqlx::query_scalar::<_, i32>(INSERT_ATTEMPT), scope)
             .bind(kind.as_str())
@@ -319,9 +382,42 @@ pub(crate) async fn start_attempt(
             .fetch_one(&mut *tx)
             .await?;
         tx.commit().await?;
-        Ok(Some(number))
+        Ok(AttemptStart::Started(number))
     }.await);
-    Ok(number?)
+    Ok(started?)
+}
+
+/// Under the lease, gives up on an effect whose attempts are exhausted: it
+/// stays (or, if a dead worker left it `in_progress`, becomes) `unknown`
+/// with `detail`, leaves the reconciler's queue, and the lease is given
+/// back. `true` only for the worker that gave up on it first: later ones
+/// just give the lease back.
+pub(crate) async fn give_up(
+    db: &Db,
+    scope: &Scope,
+    lease: Lease,
+    detail: &str,
+) -> Result<bool, KitchenError> {
+    let done = on_db!(db, pool => bind_scope!(sqlx::query(GIVE_UP), scope)
+        .bind(lease.owner)
+        .bind(detail)
+        .execute(pool)
+        .await?
+        .rows_affected());
+    if done == 1 {
+        return Ok(true);
+    }
+    release_lease(db, scope, lease).await?;
+    Ok(false)
+}
+
+/// How many effects were given up on: `unknown`, attempts exhausted, no
+/// worker will call the provider for them again. Each needs an operator.
+pub(crate) async fn unresolved(db: &Db) -> Result<u64, KitchenError> {
+    let count = on_db!(db, pool => sqlx::query_scalar::<_, i64>(COUNT_UNRESOLVED)
+        .fetch_one(pool)
+        .await?);
+    Ok(u64::try_from(count).unwrap_or(0))
 }
 
 /// Under the lease, records an attempt's answer and what it means for the

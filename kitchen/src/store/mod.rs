@@ -22,6 +22,7 @@ pub(crate) mod effects;
 pub(crate) mod history;
 pub(crate) mod operations;
 pub(crate) mod rows;
+pub(crate) mod sweep;
 pub(crate) mod tenants;
 pub(crate) mod tickets;
 pub(crate) mod write;

@@ -29,8 +29,14 @@ pub(crate) struct OperationRow {
     state: String,
     ticket_id: Option<Uuid>,
     result_snapshot: Option<String>,
+    resource_id: Option<Uuid>,
     created_at: OffsetDateTime,
+    /// NULL only if a row was written after migration 0004 by a release
+    /// that did not know the column; such a row replays until
+    /// `retained_until`, which is what that release promised.
+    replayable_until: Option<OffsetDateTime>,
     retained_until: OffsetDateTime,
+    tombstoned_at: Option<OffsetDateTime>,
 }
 
 /// The columns [`OperationRow`] reads, as a literal for `concat!` (sqlx only
@@ -38,7 +44,8 @@ pub(crate) struct OperationRow {
 macro_rules! operation_columns {
     () => {
         "tenant_id, action, operation_key, fingerprint_version, fingerprint, state, \
-         ticket_id, result_snapshot, created_at, retained_until"
+         ticket_id, result_snapshot, resource_id, created_at, replayable_until, retained_until, \
+         tombstoned_at"
     };
 }
 pub(crate) use operation_columns;
@@ -61,8 +68,11 @@ impl TryFrom<OperationRow> for OperationRecord {
                 .ok_or_else(|| corrupt("operation state", &row.state))?,
             ticket_id: row.ticket_id.map(TicketId::from_uuid),
             result: row.result_snapshot.map(ResultSnapshot::from_stored),
+            resource_id: row.resource_id,
             created_at: row.created_at,
+            replayable_until: row.replayable_until.unwrap_or(row.retained_until),
             retained_until: row.retained_until,
+            tombstoned_at: row.tombstoned_at,
         })
     }
 }

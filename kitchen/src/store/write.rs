@@ -16,6 +16,7 @@
 use std::time::Duration;
 
 use sqlx::{Postgres, Sqlite, Transaction};
+use uuid::Uuid;
 
 use crate::domain::operation::{OperationRecord, ResultSnapshot};
 use crate::domain::ticket::TicketId;
@@ -49,7 +50,8 @@ macro_rules! on_tx {
 pub(crate) use on_tx;
 
 /// Records the operation's result on the claimed row.
-pub(crate) const FINISH: &str = "UPDATE operations SET ticket_id = $4, result_snapshot = $5 \
+pub(crate) const FINISH: &str = "UPDATE operations SET ticket_id = $4, result_snapshot = $5, \
+     resource_id = $6 \
      WHERE tenant_id = $1 AND action = $2 AND operation_key = $3";
 
 /// Begins a write transaction whose lock waits give up after `wait`.
@@ -76,6 +78,7 @@ pub(crate) async fn finish(
     tx: &mut WriteTx,
     record: &OperationRecord,
     ticket: TicketId,
+    resource: Uuid,
     snapshot: &ResultSnapshot,
 ) -> sqlx::Result<()> {
     on_tx!(tx, conn => sqlx::query(FINISH)
@@ -84,6 +87,7 @@ pub(crate) async fn finish(
         .bind(record.key.as_str())
         .bind(ticket.as_uuid())
         .bind(snapshot.as_str())
+        .bind(resource)
         .execute(conn)
         .await
         .map(drop)?);

@@ -7,10 +7,11 @@ use std::time::Duration;
 use time::OffsetDateTime;
 
 use crate::KitchenError;
+use crate::clock::Clock;
 use crate::domain::fingerprint::Fingerprint;
+use crate::domain::lifecycle::{Horizons, KeyPhase};
 use crate::domain::operation::{OperationKey, OperationRecord, OperationState, ResultSnapshot};
-use crate::domain::ticket::truncate_to_micros;
-use crate::outcome::{Outcome, RETRY_AFTER, Receipt};
+use crate::outcome::{Expired, Outcome, RETRY_AFTER, Receipt};
 use crate::store::{self, Db, is_lock_timeout, write};
 
 use crate::domain::tenant::Actor;
@@ -18,15 +19,33 @@ use crate::domain::tenant::Actor;
 use super::{WriteAction, WriteContext};
 
 /// How a write runs: the database, how long to wait for a key another
-/// attempt holds, and how long its record is kept.
+/// attempt holds, how long its record replays and is remembered, and the
+/// clock those are measured by.
 #[derive(Debug, Clone)]
 pub(crate) struct Engine {
     pub(crate) db: Db,
     pub(crate) wait_bound: Duration,
-    pub(crate) retention: time::Duration,
+    pub(crate) horizons: Horizons,
+    pub(crate) clock: Clock,
+}
+
+/// What a record found under an attempt's key means for it.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "returned once per write and matched at once; boxing would allocate on every write"
+)]
+pub(crate) enum TakenKey<T> {
+    /// The key is spent: this is the answer.
+    Answer(Outcome<T>),
+    /// The record was forgotten (and is now deleted): claim the key.
+    Free,
 }
 
 /// What one try of the transaction found.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "returned once per write and matched at once; boxing would allocate on every write"
+)]
 enum Try<T> {
     /// Decided: created, or refused.
     Done(Outcome<T>),
@@ -40,8 +59,8 @@ impl Engine {
         Fingerprint::of_canonical(A::ACTION, &A::canonical(command))
     }
 
-    /// The record this attempt would make: `succeeded`, the result filled
-    /// in by the same transaction.
+    /// The record this attempt would make, in `state`; with the local
+    /// backend `succeeded`, its result filled in by the same transaction.
     pub(crate) fn record<A: WriteAction>(
         &self,
         actor: Actor,
@@ -50,6 +69,7 @@ impl Engine {
         now: OffsetDateTime,
         state: OperationState,
     ) -> OperationRecord {
+        let (replayable_until, retained_until) = self.horizons.for_first_use(now);
         OperationRecord {
             tenant_id: actor.tenant,
             action: A::ACTION,
@@ -58,8 +78,58 @@ impl Engine {
             state,
             ticket_id: None,
             result: None,
+            resource_id: None,
             created_at: now,
-            retained_until: now + self.retention,
+            replayable_until,
+            retained_until,
+            tombstoned_at: None,
+        }
+    }
+
+    /// What `original`, the record already under the key, means for an
+    /// attempt with `fingerprint` at `now`: within the replay window a
+    /// replay (or conflict); past it `expired` with the resource as it is
+    /// now (or conflict); past the tombstone horizon nothing: the record is
+    /// deleted and the key may be claimed.
+    pub(crate) async fn answer_taken<A: WriteAction>(
+        &self,
+        original: OperationRecord,
+        fingerprint: &Fingerprint,
+        now: OffsetDateTime,
+    ) -> Result<TakenKey<A::Result>, KitchenError> {
+        match original.phase(now) {
+            KeyPhase::Replayable => {
+                Outcome::for_taken_key(original, fingerprint).map(TakenKey::Answer)
+            }
+            KeyPhase::Expired if original.fingerprint != *fingerprint => {
+                Ok(TakenKey::Answer(Outcome::Conflict {
+                    original: original.reference(),
+                }))
+            }
+            KeyPhase::Expired => {
+                let resource = original.resource_id.ok_or_else(|| {
+                    KitchenError::CorruptRecord(format!(
+                        "operation {} succeeded but records no resource",
+                        original.key
+                    ))
+                })?;
+                let current = A::current(&self.db, &original, resource)
+                    .await?
+                    .ok_or_else(|| {
+                        KitchenError::CorruptRecord(format!(
+                            "operation {} made {resource}, which no longer exists",
+                            original.key
+                        ))
+                    })?;
+                Ok(TakenKey::Answer(Outcome::Expired(Expired {
+                    current,
+                    operation: original.reference(),
+                })))
+            }
+            KeyPhase::Forgotten => {
+                store::operations::forget(&self.db, &original, now).await?;
+                Ok(TakenKey::Free)
+            }
         }
     }
 
@@ -79,7 +149,7 @@ impl Engine {
         key: &OperationKey,
         command: A::Command,
     ) -> Result<Outcome<A::Result>, KitchenError> {
-        let now = truncate_to_micros(OffsetDateTime::now_utc());
+        let now = self.clock.now();
         let fingerprint = Self::fingerprint::<A>(&command);
         let record = self.record::<A>(actor, key, fingerprint, now, OperationState::Succeeded);
         // Fast path for retries: a committed record is final (the effect and
@@ -90,7 +160,13 @@ impl Engine {
         if let Some(original) =
             store::operations::find(&self.db, actor.tenant, A::ACTION, key).await?
         {
-            return Outcome::for_taken_key(original, &record.fingerprint);
+            match self
+                .answer_taken::<A>(original, &record.fingerprint, now)
+                .await?
+            {
+                TakenKey::Answer(outcome) => return Ok(outcome),
+                TakenKey::Free => {}
+            }
         }
         // Once started, an attempt runs to its end on its own task: a caller
         // that goes away (a dropped connection, a server-side timeout) drops
@@ -111,7 +187,7 @@ impl Engine {
         key: &OperationKey,
         command: A::Command,
     ) -> Result<Outcome<A::Result>, KitchenError> {
-        let now = truncate_to_micros(OffsetDateTime::now_utc());
+        let now = self.clock.now();
         let fingerprint = Self::fingerprint::<A>(&command);
         let record = self.record::<A>(actor, key, fingerprint, now, OperationState::Succeeded);
         self.decide::<A>(actor, record, command).await
@@ -133,10 +209,10 @@ impl Engine {
         let in_progress = Outcome::InProgress {
             retry_after: RETRY_AFTER,
         };
-        // A claim can only lose to a record that is gone by the time we read
-        // it if a retention sweep deleted it in between; then the key is free
-        // again and one more try decides it.
-        for _ in 0..2 {
+        // A claim can only lose to a record that is gone (or forgotten) by
+        // the time we read it if it was past its tombstone horizon; then the
+        // key is free again and one more try decides it.
+        for _ in 0..3 {
             match self.try_once::<A>(&record, &command, &context).await {
                 Ok(Try::Done(outcome)) => return Ok(outcome),
                 Ok(Try::Taken) => {
@@ -148,7 +224,12 @@ impl Engine {
                     )
                     .await?;
                     if let Some(original) = original {
-                        return Outcome::for_taken_key(original, &record.fingerprint);
+                        let taken = self
+                            .answer_taken::<A>(original, &record.fingerprint, record.created_at)
+                            .await?;
+                        if let TakenKey::Answer(outcome) = taken {
+                            return Ok(outcome);
+                        }
                     }
                 }
                 Err(KitchenError::Database(e)) if is_lock_timeout(&e) => return Ok(in_progress),
@@ -181,12 +262,14 @@ impl Engine {
         };
         let snapshot = ResultSnapshot::of(&applied.result)
             .map_err(|e| KitchenError::CorruptRecord(format!("result snapshot: {e}")))?;
-        write::finish(&mut tx, record, applied.ticket, &snapshot).await?;
+        let resource = A::resource_id(&applied.result);
+        write::finish(&mut tx, record, applied.ticket, resource, &snapshot).await?;
         write::commit(tx).await?;
         #[cfg(feature = "fault-injection")]
         crate::faults::after_commit(&record.key);
         let operation = OperationRecord {
             ticket_id: Some(applied.ticket),
+            resource_id: Some(resource),
             result: Some(snapshot.clone()),
             ..record.clone()
         };

@@ -26,11 +26,12 @@ use crate::KitchenError;
 use crate::domain::action::Action;
 use crate::domain::change::Changes;
 use crate::domain::history::HistoryEntry;
-use crate::domain::operation::OperationKey;
+use crate::domain::operation::{OperationKey, OperationRecord};
 use crate::domain::tenant::{Actor, TenantId};
 use crate::domain::ticket::{TicketId, Version};
 use crate::domain::violation::FieldViolation;
 use crate::outcome::Refusal;
+use crate::store::Db;
 use crate::store::write::WriteTx;
 
 /// One retry-safe write action.
@@ -59,6 +60,18 @@ pub(crate) trait WriteAction: Send + Sync + 'static {
 
     /// The command's canonical form.
     fn canonical(command: &Self::Command) -> Self::Canonical<'_>;
+
+    /// The id of what the write made or acted on (the ticket, or the new
+    /// comment), kept on the record after its frozen result is dropped.
+    fn resource_id(result: &Self::Result) -> Uuid;
+
+    /// That resource as it is now, for a retry after the replay window;
+    /// `None` if it no longer exists.
+    fn current(
+        db: &Db,
+        record: &OperationRecord,
+        resource: Uuid,
+    ) -> impl Future<Output = Result<Option<Self::Result>, KitchenError>> + Send;
 
     /// Does the write, inside the transaction that claimed the key. Answers
     /// the result and the ticket it made or acted on, or a [`Refusal`]

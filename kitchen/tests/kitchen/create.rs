@@ -193,10 +193,22 @@ async fn the_operation_record_tells_what_happened(db: TestDatabase) {
     assert_eq!(record, receipt.operation, "stored exactly as answered");
     assert_eq!(record.state, OperationState::Succeeded);
     assert_eq!(record.ticket_id, Some(receipt.result.id));
-    assert_eq!(
-        record.retained_until - record.created_at,
-        kitchen::DEFAULT_RETENTION
+    // Each horizon is first use plus its setting, rounded up to a whole
+    // second.
+    let window = record.replayable_until - record.created_at;
+    assert!(
+        window >= kitchen::DEFAULT_REPLAY_WINDOW
+            && window < kitchen::DEFAULT_REPLAY_WINDOW + time::Duration::SECOND,
+        "{window}"
     );
+    let horizon = record.retained_until - record.created_at;
+    assert!(
+        horizon >= kitchen::DEFAULT_TOMBSTONE_HORIZON
+            && horizon < kitchen::DEFAULT_TOMBSTONE_HORIZON + time::Duration::SECOND,
+        "{horizon}"
+    );
+    assert_eq!(record.resource_id, Some(receipt.result.id.as_uuid()));
+    assert_eq!(record.tombstoned_at, None);
     let stored = kitchen
         .ticket(tenant.id, receipt.result.id)
         .await

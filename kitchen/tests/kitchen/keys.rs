@@ -32,6 +32,7 @@ impl Answer {
         let name = outcome.name();
         let (ticket, snapshot) = match outcome {
             Outcome::Created(r) | Outcome::Replayed(r) => (r.operation.ticket_id, Some(r.snapshot)),
+            Outcome::Expired(e) => (e.operation.resource, None),
             Outcome::Conflict { .. }
             | Outcome::Invalid { .. }
             | Outcome::Refused(_)
@@ -221,6 +222,7 @@ async fn the_remote_backend_refuses_the_new_actions_and_keeps_the_keys(db: TestD
                     max_inflight: Duration::ZERO,
                     call_timeout: Duration::from_millis(500),
                     reconcile_every: Duration::from_millis(50),
+                    ..RemoteSettings::default()
                 },
             },
             ..KitchenConfig::default()

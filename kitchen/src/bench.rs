@@ -250,3 +250,18 @@ pub async fn vacuum_operations(kitchen: &Kitchen, full: bool) -> Result<(), Kitc
     }
     Ok(())
 }
+
+/// Whether PostgreSQL's autovacuum is on (`None` on SQLite, which has no
+/// such thing): without it nothing reclaims the space the sweep frees, and
+/// the retention benchmark has to vacuum in its place.
+pub async fn autovacuum(kitchen: &Kitchen) -> Result<Option<bool>, KitchenError> {
+    match &kitchen.db {
+        store::Db::Postgres(pool) => {
+            let on: String = sqlx::query_scalar("SELECT current_setting('autovacuum')")
+                .fetch_one(pool)
+                .await?;
+            Ok(Some(on == "on"))
+        }
+        store::Db::Sqlite(_) => Ok(None),
+    }
+}

@@ -254,8 +254,13 @@ impl Kitchen {
         match phase {
             KeyPhase::Forgotten => return Ok(None),
             KeyPhase::Expired => {
+                // The tombstone's view, whether or not the sweep has made it
+                // one yet: the first answer is no longer given out.
                 return Ok(Some(OperationStatus {
-                    record,
+                    record: OperationRecord {
+                        result: None,
+                        ..record
+                    },
                     phase,
                     effect: None,
                 }));

@@ -209,6 +209,48 @@ pub(crate) fn replayed(action: Action) -> Cow<'static, str> {
     }
 }
 
+/// A write answered `expired`: the same call as the first one with this
+/// operation_id, after its replay window. The effect exists and nothing new
+/// was made; the first answer is gone, so what is shown is the resource as
+/// it is now, and the way to read it comes first. The one move that makes a
+/// duplicate (a new operation_id for the same effect) is named last, as a
+/// prohibition.
+pub(crate) fn expired(action: Action, ticket_id: Option<&str>, first_used_at: &str) -> String {
+    let Effect { thing, made, .. } = effect(action);
+    let on = acted_on(action, ticket_id);
+    let (shown, read) = lasting(action);
+    format!(
+        "This operation_id already {made} this {thing}{on} at {first_used_at}; nothing new was \
+         {made}. Its first answer is no longer kept, so the {shown} shown is as it is now: read \
+         it again with {read}. Do not retry this {thing} with a new operation_id: that would \
+         make it a second time."
+    )
+}
+
+/// The ticket an action made or acted on, as a phrase after its effect:
+/// " (ticket_id …)" for a create, " to ticket_id …" for a change, " on
+/// ticket_id …" for a comment; nothing when there is no ticket yet.
+fn acted_on(action: Action, ticket_id: Option<&str>) -> String {
+    match (ticket_id, action) {
+        (None, _) => String::new(),
+        (Some(id), Action::CreateTicket) => format!(" (ticket_id {id})"),
+        (Some(id), Action::UpdateTicket | Action::TransitionTicket) => {
+            format!(" to ticket_id {id}")
+        }
+        (Some(id), Action::AddComment) => format!(" on ticket_id {id}"),
+    }
+}
+
+/// What an action leaves that can be read now, and the tool that reads it.
+fn lasting(action: Action) -> (&'static str, &'static str) {
+    match action {
+        Action::CreateTicket | Action::UpdateTicket | Action::TransitionTicket => {
+            ("ticket", "get_ticket")
+        }
+        Action::AddComment => ("comment", "list_comments"),
+    }
+}
+
 /// A write answered `conflict`. A model that retried with reworded
 /// arguments meant the same effect, so the way back to it comes first, and
 /// a new operation_id only for an effect that is genuinely different:
@@ -360,12 +402,37 @@ pub(crate) fn status_next_step(action: Action, state: Option<OperationState>) ->
         ),
         // Only "nothing under this id": a mistyped or made-up id finds
         // nothing either, which says nothing about the call the model meant.
+        // An operation_id is remembered until its retained_until (the
+        // tombstone horizon), then forgotten: "nothing recorded" is only
+        // safe advice within it, and the answer says so.
         None => format!(
             "Nothing was recorded under this operation_id: if it is exactly the one you sent to \
-             {action}, that call {did_nothing}, and calling {action} again with the same \
-             operation_id and arguments is safe."
+             {action}, that call {did_nothing} (or it was used more than the tombstone horizon \
+             ago: operation_ids are remembered until their retained_until), and calling {action} \
+             again with the same operation_id and arguments is safe."
         ),
     }
+}
+
+/// What `get_operation_status` says for a key past its replay window: the
+/// effect happened, the key is spent until `retained_until`, and a retry
+/// with it makes nothing new. `ticket_id` is the ticket the operation made
+/// or acted on (for add_comment, the ticket commented on).
+pub(crate) fn status_expired(
+    action: Action,
+    ticket_id: Option<&str>,
+    created_at: &str,
+    retained_until: &str,
+) -> String {
+    let Effect { thing, made, .. } = effect(action);
+    let on = acted_on(action, ticket_id);
+    let (shown, read) = lasting(action);
+    format!(
+        "The {thing} was {made}{on} at {created_at}; its first answer is no longer kept. This \
+         operation_id is spent until {retained_until}: calling {action} again with it and the \
+         same arguments makes nothing new and returns the {shown} as it is now (read it with \
+         {read}). Do not retry with a new operation_id: that would make it a second time."
+    )
 }
 
 /// The field error of `get_operation_status` without an operation_id.

@@ -39,6 +39,8 @@ struct Said<T> {
     refusal: Option<Refusal>,
     /// From the kitchen's policy.
     retry_after_seconds: Option<u64>,
+    /// The operation's replay horizon, when the outcome has an operation.
+    replayable_until: Option<String>,
     /// What to do next.
     next_step: String,
     /// From the kitchen's policy: the caller must change something first.
@@ -50,6 +52,7 @@ fn said<T>(action: Action, outcome: Outcome<T>) -> Said<T> {
     // The kitchen's policies, read before the outcome is taken apart.
     let retry_after_seconds = outcome.retry_after().map(|d| d.as_secs().max(1));
     let is_error = outcome.is_caller_mistake();
+    let replayable_until = replay_horizon(&outcome);
     let base = |status: &'static str, next_step: String| Said {
         status,
         made: None,
@@ -58,6 +61,7 @@ fn said<T>(action: Action, outcome: Outcome<T>) -> Said<T> {
         reason: None,
         refusal: None,
         retry_after_seconds,
+        replayable_until: replayable_until.clone(),
         next_step,
         is_error,
     };
@@ -75,6 +79,21 @@ fn said<T>(action: Action, outcome: Outcome<T>) -> Said<T> {
             made: Some(receipt.result),
             ..base("replayed", contract::replayed(action).into_owned())
         },
+        Outcome::Expired(expired) => {
+            let next_step = contract::expired(
+                action,
+                expired
+                    .operation
+                    .resource
+                    .map(|id| id.to_string())
+                    .as_deref(),
+                &kitchen::rfc3339(expired.operation.created_at),
+            );
+            Said {
+                made: Some(expired.current),
+                ..base("expired", next_step)
+            }
+        }
         Outcome::Conflict { original } => {
             let original = OriginalOperation::from(&original);
             let next_step = contract::conflict(action, original.ticket_id.as_deref());
@@ -140,6 +159,26 @@ fn said<T>(action: Action, outcome: Outcome<T>) -> Said<T> {
     }
 }
 
+/// Until when a retry with the outcome's operation_id replays the first
+/// answer: the horizon of the operation the outcome knows (for a conflict,
+/// the original's, which owns the key). An outcome that did not touch the
+/// key, or holds no operation, has none to advertise. RFC 3339.
+fn replay_horizon<T>(outcome: &Outcome<T>) -> Option<String> {
+    let until = match outcome {
+        Outcome::Created(receipt) | Outcome::Replayed(receipt) => {
+            Some(receipt.operation.replayable_until)
+        }
+        Outcome::Expired(expired) => Some(expired.operation.replayable_until),
+        Outcome::Conflict {
+            original: operation,
+        }
+        | Outcome::NotCreated { operation, .. }
+        | Outcome::Unknown { operation, .. } => Some(operation.replayable_until),
+        Outcome::Invalid { .. } | Outcome::Refused(_) | Outcome::InProgress { .. } => None,
+    };
+    until.map(kitchen::rfc3339)
+}
+
 /// A statement that a write answered with a status its tool does not
 /// publish: the kitchen and this door disagree on what an action can
 /// answer. Logged, and answered opaquely.
@@ -162,6 +201,7 @@ pub(crate) fn contract_failure<T>(outcome: &Outcome<T>) -> Option<&'static str> 
         Outcome::Invalid { .. } => Some("validation_failed"),
         Outcome::Created(_)
         | Outcome::Replayed(_)
+        | Outcome::Expired(_)
         | Outcome::Refused(_)
         | Outcome::InProgress { .. }
         | Outcome::NotCreated { .. }
@@ -189,6 +229,7 @@ pub(crate) fn create_result(
             original_operation: said.original_operation,
             reason: said.reason,
             retry_after_seconds: said.retry_after_seconds,
+            replayable_until: said.replayable_until,
             next_step: said.next_step,
         },
     ))
@@ -235,6 +276,7 @@ pub(crate) fn ticket_write_result(
             current_status,
             allowed_moves,
             retry_after_seconds: said.retry_after_seconds,
+            replayable_until: said.replayable_until,
             next_step: said.next_step,
         },
     ))
@@ -264,6 +306,7 @@ pub(crate) fn comment_write_result(
             errors: said.errors,
             original_operation: said.original_operation,
             retry_after_seconds: said.retry_after_seconds,
+            replayable_until: said.replayable_until,
             next_step: said.next_step,
         },
     ))
@@ -288,6 +331,7 @@ pub(crate) fn invalid_write(
             original_operation: None,
             reason: None,
             retry_after_seconds: None,
+            replayable_until: None,
             next_step,
         }),
         Action::UpdateTicket | Action::TransitionTicket => structured_error(&TicketWriteResult {
@@ -300,6 +344,7 @@ pub(crate) fn invalid_write(
             current_status: None,
             allowed_moves: None,
             retry_after_seconds: None,
+            replayable_until: None,
             next_step,
         }),
         Action::AddComment => structured_error(&CommentWriteResult {
@@ -309,6 +354,7 @@ pub(crate) fn invalid_write(
             errors,
             original_operation: None,
             retry_after_seconds: None,
+            replayable_until: None,
             next_step,
         }),
     }
@@ -360,7 +406,7 @@ pub(crate) fn unexpected(error: KitchenError) -> McpError {
 
 #[cfg(test)]
 mod tests {
-    use kitchen::{OperationRef, TicketStatus, UNKNOWN_RETRY_AFTER, Version};
+    use kitchen::{Expired, OperationRef, TicketStatus, UNKNOWN_RETRY_AFTER, Version};
     use rmcp::handler::server::tool::schema_for_output;
     use serde_json::Value;
 
@@ -378,6 +424,8 @@ mod tests {
             key: key(),
             created_at: time::OffsetDateTime::UNIX_EPOCH,
             resource: None,
+            replayable_until: time::OffsetDateTime::UNIX_EPOCH + time::Duration::days(30),
+            retained_until: time::OffsetDateTime::UNIX_EPOCH + time::Duration::days(400),
         }
     }
 
@@ -464,7 +512,6 @@ mod tests {
 
     #[test]
     fn a_conflict_leads_with_the_ticket_the_operation_id_already_made() {
-        const TICKET: &str = "0193a4f2-7c1e-7b8a-9f00-4c2d1e5b6a7a";
         let made = OperationRef {
             resource: Some(TICKET.parse().expect("a ticket id")),
             ..operation()
@@ -504,6 +551,171 @@ mod tests {
         assert!(step.contains("get_operation_status"), "{step}");
     }
 
+    const TICKET: &str = "0193a4f2-7c1e-7b8a-9f00-4c2d1e5b6a7a";
+    const COMMENT: &str = "0193a4f2-7c1e-7b8a-9f00-4c2d1e5b6a7b";
+
+    /// The ticket as it is now: changed since the first answer (version 3).
+    fn ticket_now() -> Ticket {
+        serde_json::from_value(serde_json::json!({
+            "id": TICKET,
+            "project_id": "ops",
+            "title": "Disk full on db-1 (renamed)",
+            "description": null,
+            "priority": "high",
+            "status": "in_progress",
+            "created_at": "1970-01-01T00:00:00Z",
+            "version": 3,
+            "updated_at": "1970-01-20T00:00:00Z",
+        }))
+        .expect("a ticket")
+    }
+
+    fn comment_now() -> Comment {
+        serde_json::from_value(serde_json::json!({
+            "id": COMMENT,
+            "ticket_id": TICKET,
+            "body": "Rebooted.",
+            "created_at": "1970-01-01T00:00:00Z",
+        }))
+        .expect("a comment")
+    }
+
+    /// An operation that acted on [`TICKET`], past its window.
+    fn spent(action: Action) -> OperationRef {
+        OperationRef {
+            action,
+            resource: Some(TICKET.parse().expect("a ticket id")),
+            ..operation()
+        }
+    }
+
+    #[test]
+    fn an_expired_create_is_not_an_error_and_shows_the_ticket_as_it_is_now() {
+        let result = create(Outcome::Expired(Expired {
+            current: ticket_now(),
+            operation: spent(Action::CreateTicket),
+        }));
+        assert_ne!(result.is_error, Some(true));
+        let body = content(&result);
+        assert_eq!(body["status"], "expired");
+        assert_eq!(body["operation_id"], KEY);
+        assert_eq!(body["ticket"]["id"], TICKET);
+        assert_eq!(
+            body["ticket"]["version"], 3,
+            "the ticket now, not the first answer"
+        );
+        assert_eq!(body["replayable_until"], "1970-01-31T00:00:00Z");
+        assert!(body.get("retry_after_seconds").is_none(), "{body}");
+        assert!(body.get("original_operation").is_none(), "{body}");
+        assert_eq!(
+            next_step(&result),
+            format!(
+                "This operation_id already created this ticket (ticket_id {TICKET}) at \
+                 1970-01-01T00:00:00Z; nothing new was created. Its first answer is no longer \
+                 kept, so the ticket shown is as it is now: read it again with get_ticket. Do not \
+                 retry this ticket with a new operation_id: that would make it a second time."
+            )
+        );
+    }
+
+    #[test]
+    fn an_expired_change_says_it_was_made_and_how_to_read_the_ticket() {
+        for action in [Action::UpdateTicket, Action::TransitionTicket] {
+            let result = ticket_write_result(
+                action,
+                &key(),
+                Outcome::Expired(Expired {
+                    current: ticket_now(),
+                    operation: spent(action),
+                }),
+            )
+            .expect("published");
+            assert_ne!(result.is_error, Some(true));
+            let body = content(&result);
+            assert_eq!(body["status"], "expired", "{action}");
+            assert_eq!(body["ticket"]["status"], "in_progress", "{action}");
+            assert_eq!(body["replayable_until"], "1970-01-31T00:00:00Z");
+            let step = next_step(&result);
+            for words in [
+                format!("already made this change to ticket_id {TICKET} at 1970-01-01T00:00:00Z"),
+                "nothing new was made".into(),
+                "the ticket shown is as it is now: read it again with get_ticket".into(),
+                "Do not retry this change with a new operation_id".into(),
+            ] {
+                assert!(step.contains(&words), "{action}: {step}");
+            }
+        }
+    }
+
+    #[test]
+    fn an_expired_comment_says_it_was_added_and_how_to_read_it() {
+        let result = comment_write_result(
+            &key(),
+            Outcome::Expired(Expired {
+                current: comment_now(),
+                operation: spent(Action::AddComment),
+            }),
+        )
+        .expect("published");
+        assert_ne!(result.is_error, Some(true));
+        let body = content(&result);
+        assert_eq!(body["status"], "expired");
+        assert_eq!(body["comment"]["id"], COMMENT);
+        assert_eq!(body["replayable_until"], "1970-01-31T00:00:00Z");
+        let step = next_step(&result);
+        for words in [
+            format!("already added this comment on ticket_id {TICKET} at 1970-01-01T00:00:00Z"),
+            "nothing new was added".into(),
+            "the comment shown is as it is now: read it again with list_comments".into(),
+            "Do not retry this comment with a new operation_id".into(),
+        ] {
+            assert!(step.contains(&words), "{step}");
+        }
+        assert!(!step.contains("get_ticket"), "{step}");
+    }
+
+    /// Every answer that knows its operation advertises the replay horizon
+    /// (a conflict: the original's, which owns the key); one that did not
+    /// touch the key has none to give.
+    #[test]
+    fn the_replay_horizon_is_on_every_answer_that_has_an_operation() {
+        let with = [
+            create(Outcome::Conflict {
+                original: spent(Action::CreateTicket),
+            }),
+            create(Outcome::Unknown {
+                operation: operation(),
+                reason: "lost".into(),
+            }),
+            create(Outcome::NotCreated {
+                operation: operation(),
+                reason: NotCreatedReason::Unavailable("down".into()),
+            }),
+        ];
+        for result in &with {
+            assert_eq!(
+                content(result)["replayable_until"],
+                "1970-01-31T00:00:00Z",
+                "{result:?}"
+            );
+        }
+        let without = [
+            create(Outcome::Invalid { violations: vec![] }),
+            create(Outcome::InProgress {
+                retry_after: kitchen::RETRY_AFTER,
+            }),
+            update(Outcome::Refused(Refusal::TicketNotFound {
+                ticket_id: TICKET.parse().expect("an id"),
+            })),
+        ];
+        for result in &without {
+            assert!(
+                content(result).get("replayable_until").is_none(),
+                "{result:?}"
+            );
+        }
+    }
+
     #[test]
     fn the_output_schema_lists_every_status() {
         let schema = serde_json::to_value(schema_for_output::<CreateTicketResult>().as_ref())
@@ -512,6 +724,7 @@ mod tests {
         for status in [
             "created",
             "replayed",
+            "expired",
             "conflict",
             "invalid",
             "in_progress",
@@ -625,6 +838,7 @@ mod tests {
         for status in [
             "updated",
             "replayed",
+            "expired",
             "conflict",
             "invalid",
             "not_found",
@@ -638,6 +852,7 @@ mod tests {
         for status in [
             "created",
             "replayed",
+            "expired",
             "conflict",
             "invalid",
             "not_found",

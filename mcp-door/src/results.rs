@@ -1,8 +1,8 @@
 //! Tool results: structured content, described by each tool's output schema.
 
 use kitchen::{
-    Action, Comment, EffectAttempt, EffectLedger, FieldViolation, OperationRef, OperationState,
-    OperationStatus, Priority, Ticket, TicketStatus, rfc3339,
+    Action, Comment, EffectAttempt, EffectLedger, FieldViolation, KeyPhase, OperationRef,
+    OperationState, OperationStatus, Priority, Ticket, TicketStatus, rfc3339,
 };
 use schemars::{JsonSchema, Schema};
 use serde::Serialize;
@@ -24,6 +24,14 @@ pub(crate) fn priority_names() -> Vec<&'static str> {
 /// The names of every status, for the schemas' enums.
 pub(crate) fn status_names() -> Vec<&'static str> {
     TicketStatus::ALL.map(TicketStatus::as_str).to_vec()
+}
+
+/// The phases a recorded key can be shown in (a forgotten key has no
+/// status), for the schemas' enums.
+pub(crate) fn phase_names() -> Vec<&'static str> {
+    [KeyPhase::Replayable, KeyPhase::Expired]
+        .map(KeyPhase::as_str)
+        .to_vec()
 }
 
 /// The names of every write action, for the schemas' enums.
@@ -124,10 +132,11 @@ impl From<FieldViolation> for FieldError {
 /// What `create_ticket` answers.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct CreateTicketResult {
-    /// created, replayed, conflict, invalid, in_progress, not_created or unknown.
+    /// created, replayed, expired, conflict, invalid, in_progress, not_created or unknown.
     #[schemars(extend("enum" = [
         "created",
         "replayed",
+        "expired",
         "conflict",
         "invalid",
         "in_progress",
@@ -137,7 +146,7 @@ pub struct CreateTicketResult {
     pub status: String,
     /// The operation_id of this call.
     pub operation_id: Option<String>,
-    /// The ticket, when created or replayed.
+    /// The ticket, when created or replayed; when expired, as it is now.
     pub ticket: Option<TicketOut>,
     /// For invalid: each argument and why.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -152,6 +161,9 @@ pub struct CreateTicketResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(transform = plain_integer)]
     pub retry_after_seconds: Option<u64>,
+    /// Until when a retry returns the first answer (RFC 3339); after it, expired.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replayable_until: Option<String>,
     /// What to do next, in one sentence.
     pub next_step: String,
 }
@@ -182,11 +194,13 @@ impl From<&OperationRef> for OriginalOperation {
 /// What `update_ticket` and `transition_ticket` answer.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct TicketWriteResult {
-    /// updated, replayed, conflict, invalid, not_found, version_mismatch (update_ticket),
-    /// transition_not_allowed (transition_ticket), in_progress or not_on_this_backend.
+    /// updated, replayed, expired, conflict, invalid, not_found, version_mismatch
+    /// (update_ticket), transition_not_allowed (transition_ticket), in_progress or
+    /// not_on_this_backend.
     #[schemars(extend("enum" = [
         "updated",
         "replayed",
+        "expired",
         "conflict",
         "invalid",
         "not_found",
@@ -198,7 +212,8 @@ pub struct TicketWriteResult {
     pub status: String,
     /// The operation_id of this call.
     pub operation_id: Option<String>,
-    /// The ticket as this change left it, when updated or replayed (it may have changed since).
+    /// The ticket as this change left it, when updated or replayed (it may have changed since);
+    /// when expired, as it is now.
     pub ticket: Option<TicketOut>,
     /// For invalid: each argument and why.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -220,6 +235,9 @@ pub struct TicketWriteResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(transform = plain_integer)]
     pub retry_after_seconds: Option<u64>,
+    /// Until when a retry returns the first answer (RFC 3339); after it, expired.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replayable_until: Option<String>,
     /// What to do next, in one sentence.
     pub next_step: String,
 }
@@ -227,10 +245,12 @@ pub struct TicketWriteResult {
 /// What `add_comment` answers.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct CommentWriteResult {
-    /// created, replayed, conflict, invalid, not_found, in_progress or not_on_this_backend.
+    /// created, replayed, expired, conflict, invalid, not_found, in_progress or
+    /// not_on_this_backend.
     #[schemars(extend("enum" = [
         "created",
         "replayed",
+        "expired",
         "conflict",
         "invalid",
         "not_found",
@@ -240,7 +260,7 @@ pub struct CommentWriteResult {
     pub status: String,
     /// The operation_id of this call.
     pub operation_id: Option<String>,
-    /// The comment, when created or replayed.
+    /// The comment, when created or replayed; when expired, as it is now.
     pub comment: Option<CommentOut>,
     /// For invalid: each argument and why.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -252,6 +272,9 @@ pub struct CommentWriteResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(transform = plain_integer)]
     pub retry_after_seconds: Option<u64>,
+    /// Until when a retry returns the first answer (RFC 3339); after it, expired.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replayable_until: Option<String>,
     /// What to do next, in one sentence.
     pub next_step: String,
 }
@@ -275,12 +298,25 @@ pub struct OperationStatusResult {
     pub action: String,
     /// The operation_id looked up.
     pub operation_id: String,
-    /// When succeeded: the ticket as the call left it (null for add_comment).
+    /// replayable, or expired (past replayable_until: a retry makes nothing new).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("enum" = phase_names()))]
+    pub phase: Option<String>,
+    /// The ticket made or changed (add_comment: the comment).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resource_id: Option<String>,
+    /// When the operation_id was first used (RFC 3339).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<String>,
+    /// Until when a retry returns the first answer (RFC 3339).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replayable_until: Option<String>,
+    /// When succeeded and replayable: the ticket as the call left it (null for add_comment).
     pub ticket: Option<TicketOut>,
-    /// For add_comment, when succeeded: the comment.
+    /// For add_comment, when succeeded and replayable: the comment.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub comment: Option<CommentOut>,
-    /// Until when the record is kept (RFC 3339).
+    /// Until when the operation_id is remembered (RFC 3339); after it, it is free again.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retained_until: Option<String>,
     /// Whether calling the same tool again with this operation_id and the same arguments is safe.
@@ -349,17 +385,40 @@ pub(crate) enum Made {
 }
 
 impl OperationStatusResult {
-    /// The status of a recorded operation; `made` is its result, if any.
+    /// The status of a recorded operation; `made` is its result, if any
+    /// (an expired one has none: only its tombstone is kept).
     pub(crate) fn recorded(status: &OperationStatus, made: Option<Made>) -> Self {
         let record = &status.record;
-        Self::in_state(
+        let created_at = rfc3339(record.created_at);
+        let retained_until = rfc3339(record.retained_until);
+        let mut result = Self::in_state(
             record.state,
             record.action,
             record.key.as_str().into(),
-            Some(rfc3339(record.retained_until)),
+            Some(retained_until.clone()),
             made,
             status.effect.as_ref().map(EffectSummary::from),
-        )
+        );
+        let phase = match status.phase {
+            KeyPhase::Replayable => KeyPhase::Replayable,
+            // The kitchen has no status for a forgotten key; were it to
+            // show one, its key is past its window all the same.
+            KeyPhase::Expired | KeyPhase::Forgotten => {
+                let ticket_id = record.ticket_id.map(|id| id.to_string());
+                result.next_step = contract::status_expired(
+                    record.action,
+                    ticket_id.as_deref(),
+                    &created_at,
+                    &retained_until,
+                );
+                KeyPhase::Expired
+            }
+        };
+        result.phase = Some(phase.as_str().into());
+        result.resource_id = record.resource_id.map(|id| id.to_string());
+        result.created_at = Some(created_at);
+        result.replayable_until = Some(rfc3339(record.replayable_until));
+        result
     }
 
     pub(crate) fn in_state(
@@ -379,6 +438,10 @@ impl OperationStatusResult {
             state: state.as_str().into(),
             action: action.as_str().into(),
             operation_id,
+            phase: None,
+            resource_id: None,
+            created_at: None,
+            replayable_until: None,
             ticket,
             comment,
             retained_until,
@@ -401,6 +464,10 @@ impl OperationStatusResult {
             state: "not_found".into(),
             action: action.as_str().into(),
             operation_id,
+            phase: None,
+            resource_id: None,
+            created_at: None,
+            replayable_until: None,
             ticket: None,
             comment: None,
             retained_until: None,
@@ -599,6 +666,77 @@ mod tests {
         let shown = Reconciliation::from(&lookup);
         assert_eq!(shown.result, None);
         assert_eq!(shown.trigger, "retry");
+    }
+
+    /// Past its window a key is spent, not free: the status says the effect
+    /// happened, until when the key is kept, that a retry makes nothing new,
+    /// and how to read the resource.
+    #[test]
+    fn an_expired_status_says_the_key_is_spent_until_it_is_forgotten() {
+        const TICKET: &str = "0193a4f2-7c1e-7b8a-9f00-4c2d1e5b6a7a";
+        let step = contract::status_expired(
+            Action::CreateTicket,
+            Some(TICKET),
+            "2026-01-01T00:00:00Z",
+            "2027-02-05T00:00:00Z",
+        );
+        assert_eq!(
+            step,
+            format!(
+                "The ticket was created (ticket_id {TICKET}) at 2026-01-01T00:00:00Z; its first \
+                 answer is no longer kept. This operation_id is spent until \
+                 2027-02-05T00:00:00Z: calling create_ticket again with it and the same arguments \
+                 makes nothing new and returns the ticket as it is now (read it with get_ticket). \
+                 Do not retry with a new operation_id: that would make it a second time."
+            )
+        );
+        let step = contract::status_expired(
+            Action::AddComment,
+            Some(TICKET),
+            "2026-01-01T00:00:00Z",
+            "2027-02-05T00:00:00Z",
+        );
+        assert!(
+            step.starts_with(&format!("The comment was added on ticket_id {TICKET} at")),
+            "{step}"
+        );
+        assert!(
+            step.contains("returns the comment as it is now (read it with list_comments)"),
+            "{step}"
+        );
+    }
+
+    /// "Nothing recorded" is safe advice only within the tombstone horizon:
+    /// the answer says so.
+    #[test]
+    fn nothing_recorded_names_the_tombstone_horizon() {
+        let body = serde_json::to_value(OperationStatusResult::not_found(
+            Action::UpdateTicket,
+            KEY.into(),
+        ))
+        .expect("json");
+        assert_eq!(body["state"], "not_found");
+        for field in ["phase", "resource_id", "created_at", "replayable_until"] {
+            assert!(body.get(field).is_none(), "{body}");
+        }
+        let step = body["next_step"].as_str().expect("a next_step");
+        assert!(
+            step.contains(
+                "(or it was used more than the tombstone horizon ago: operation_ids are \
+                 remembered until their retained_until)"
+            ),
+            "{step}"
+        );
+    }
+
+    #[test]
+    fn the_output_schema_lists_every_phase() {
+        let schema =
+            serde_json::to_value(schemars::schema_for!(OperationStatusResult)).expect("a schema");
+        assert_eq!(
+            schema["properties"]["phase"]["enum"],
+            json!(["replayable", "expired"])
+        );
     }
 
     #[test]

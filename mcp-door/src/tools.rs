@@ -5,9 +5,9 @@
 use std::sync::OnceLock;
 
 use kitchen::{
-    Action, Actor, Caller, Comment, CommentDraft, Cursor, FieldViolation, Kitchen, KitchenError,
-    OperationKey, Outcome, PageSize, ProjectId, Refusal, Tenant, Ticket, TicketDraft, TicketId,
-    TicketPatch, TicketUpdate, TransitionDraft, Uuid, Version,
+    Action, Actor, Caller, Comment, CommentDraft, Cursor, FieldViolation, KeyPhase, Kitchen,
+    KitchenError, OperationKey, Outcome, PageSize, ProjectId, Refusal, Tenant, Ticket, TicketDraft,
+    TicketId, TicketPatch, TicketUpdate, TransitionDraft, Uuid, Version,
 };
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::schema_for_output;
@@ -318,10 +318,14 @@ impl TicketTools {
             let status = match status {
                 None => OperationStatusResult::not_found(action, key.as_str().into()),
                 Some(status) => {
-                    let made = status
-                        .record
-                        .result
-                        .as_ref()
+                    // Past its window a key shows no first answer, whether
+                    // or not the sweep has dropped it yet: what is shown
+                    // must not depend on when the sweep last ran.
+                    let first_answer = match status.phase {
+                        KeyPhase::Replayable => status.record.result.as_ref(),
+                        KeyPhase::Expired | KeyPhase::Forgotten => None,
+                    };
+                    let made = first_answer
                         .map(|snapshot| {
                             // What the action makes decides how its snapshot reads.
                             match action {

@@ -355,8 +355,9 @@ impl RestError {
                 "Nothing is served at this address; /openapi.json lists every route.".into()
             }
             Self::OperationNotFound(action) => format!(
-                "Nothing was recorded for this Idempotency-Key: the {} did not happen (or its \
-                 record is past retention). A retry with the same key is safe.",
+                "Nothing was recorded for this Idempotency-Key: the {} did not happen (or it was \
+                 used more than the tombstone horizon ago: keys are remembered until their \
+                 retained_until). A retry with the same key is safe.",
                 wording(*action).noun
             ),
             Self::NotReady => "The database is not reachable.".into(),

@@ -51,7 +51,7 @@ mod versions;
 pub use error::RestError;
 pub use idempotency_key::IDEMPOTENCY_KEY;
 pub use problem::{PROBLEM_JSON, Problem, ProblemKind};
-pub use routes::writes::IDEMPOTENT_REPLAYED;
+pub use routes::writes::{IDEMPOTENCY_REPLAYABLE_UNTIL, IDEMPOTENT_REPLAYED};
 pub use state::DoorState;
 
 /// Largest request body accepted, in bytes (64 KiB).
@@ -65,7 +65,22 @@ pub const BODY_LIMIT_BYTES: usize = 64 * 1024;
             create makes no second ticket, a retried change, move or comment is not applied again. \
             Every write carries an Idempotency-Key; a lost answer can be recovered with \
             GET /v1/operations/{action}/{key}. Ticket answers carry the version as an ETag, and \
-            If-Match makes a change conditional on it. Errors are RFC 9457 problem documents.",
+            If-Match makes a change conditional on it. Errors are RFC 9457 problem documents.\n\n\
+            A key's lifecycle: within its replay window (30 days by default) the same request \
+            with the key replays the first answer byte for byte (`Idempotent-Replayed: true`). \
+            After it, until the key's retained_until (400 days after first use by default), only \
+            a tombstone is kept: the same request answers 200 with the resource as it is now \
+            (`Idempotent-Replayed: expired`) and makes nothing new, and the status lookup \
+            answers phase `expired`. After retained_until the key is forgotten and free again: \
+            the status lookup answers 404 and a request with it is a new write. A different \
+            request with a used key is refused (422) in both phases.\n\n\
+            Every write answer that has an operation (created, replayed, expired, a reused key, \
+            with a ticket provider also unknown and not created) carries \
+            `Idempotency-Replayable-Until: <RFC 3339>`, the end of the replay window (for a \
+            reused key: the original operation's). No header for this is registered; the IETF \
+            httpapi idempotency draft discusses one in ietf-wg-httpapi/idempotency#35 \
+            (\"Idempotency Key Validity and Expiry\", \
+            https://github.com/ietf-wg-httpapi/idempotency/issues/35).",
     ),
     modifiers(&BearerAuth),
     tags(

@@ -1,6 +1,6 @@
 //! The addresses the REST door hands out, built in one place.
 
-use kitchen::{Action, CommentId, OperationKey, TicketId};
+use kitchen::{Action, CommentId, OperationKey, TicketId, Uuid};
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use time::OffsetDateTime;
 
@@ -19,7 +19,13 @@ pub fn ticket(id: TicketId) -> String {
 
 /// `/v1/tickets/{id}/comments/{comment_id}`.
 pub fn comment(ticket: TicketId, id: CommentId) -> String {
-    format!("/v1/tickets/{ticket}/comments/{id}")
+    comment_resource(ticket, id.as_uuid())
+}
+
+/// `/v1/tickets/{id}/comments/{comment_id}`, from the bare id an operation
+/// record keeps as its resource.
+pub(crate) fn comment_resource(ticket: TicketId, id: Uuid) -> String {
+    format!("/v1/tickets/{ticket}/comments/{}", id.hyphenated())
 }
 
 /// `/v1/operations/{action}/{key}`, the key percent-encoded.

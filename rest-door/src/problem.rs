@@ -79,7 +79,7 @@ kinds! {
     NOT_FOUND = "not-found", NOT_FOUND, "Not found",
         "Nothing exists at this address for your tenant. A write to a ticket your tenant does not have wrote nothing and left its key unused.";
     OPERATION_NOT_FOUND = "operation-not-found", NOT_FOUND, "Nothing was recorded for this key",
-        "No attempt with this key was recorded for your tenant (or its record is past retention): a retry with the same key is safe.";
+        "No attempt with this key was recorded for your tenant (or it was used more than the tombstone horizon ago: keys are remembered until their retained_until): a retry with the same key is safe.";
     METHOD_NOT_ALLOWED = "method-not-allowed", METHOD_NOT_ALLOWED, "Method not allowed",
         "This address does not accept this method; see /openapi.json.";
     TIMEOUT = "timeout", SERVICE_UNAVAILABLE, "The request took too long",

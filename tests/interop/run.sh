@@ -17,10 +17,11 @@ server_pid=""
 remote_pid=""
 slow_pid=""
 sim_pid=""
+window_pid=""
 cleanup() {
     # A process stopped by the signal reports 143: that is not a failure of
     # the run, and must not become its exit status.
-    for pid in $server_pid $remote_pid $slow_pid $sim_pid; do
+    for pid in $server_pid $remote_pid $slow_pid $sim_pid $window_pid; do
         kill "$pid" 2>/dev/null && { wait "$pid" 2>/dev/null || true; }
     done
     rm -rf "$work"
@@ -69,8 +70,37 @@ echo "==> REST door with curl"
 bash "$here/rest_curl.sh" || status=1
 echo "==> MCP door with the Python SDK (HTTP and stdio)"
 TICKETS_BIN="$tickets" "$venv/bin/python" "$here/mcp_sdk.py" || status=1
-echo "==> the double-fire binary against the same server (checks 1-7; 8 and 9 need a fault build and two instances)"
+echo "==> the double-fire binary against the same server (checks 1-7; 8 and 9 need a fault build and two instances, 24 a short replay window)"
 "$root/target/debug/double-fire" --url "$BASE_URL" --token "$ACME_TOKEN" --other-token "$GLOBEX_TOKEN" || status=1
+
+# Check 24 waits out the replay window in real time, so it gets a server of
+# its own (and a database of its own, with its own tenant) whose keys replay
+# for 3 s; the other checks stay on the server above, where a slow step can
+# never outlast a window.
+echo "==> check 24 against a server with --replay-window-secs 3: expired, one ticket"
+window_db="sqlite:$work/window.db"
+DATABASE_URL="$window_db" "$tickets" tenant create acme >/dev/null 2>&1
+WINDOW_TOKEN="$(DATABASE_URL="$window_db" "$tickets" token issue acme 2>/dev/null)"
+window_port="$("$venv/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+WINDOW_URL="http://127.0.0.1:$window_port"
+DATABASE_URL="$window_db" "$tickets" serve --listen "127.0.0.1:$window_port" \
+    --replay-window-secs 3 2>"$work/window.log" &
+window_pid=$!
+wait_ready "$WINDOW_URL"
+"$root/target/debug/double-fire" --url "$WINDOW_URL" --token "$WINDOW_TOKEN" --only 24 || status=1
+echo "==> check 24 sabotaged (--fresh-key-retries): it must fail, with a second ticket"
+if "$root/target/debug/double-fire" --url "$WINDOW_URL" --token "$WINDOW_TOKEN" --only 24 \
+    --fresh-key-retries >"$work/window-sabotage.out"; then
+    cat "$work/window-sabotage.out"
+    echo "FAIL: the sabotaged check 24 passed"
+    status=1
+else
+    cat "$work/window-sabotage.out"
+    if [ "$(grep -c '^FAIL 24 .*expected 1 effect(s), found 2' "$work/window-sabotage.out")" -ne 2 ]; then
+        echo "FAIL: the sabotaged check 24 did not fail with a second ticket through both doors"
+        status=1
+    fi
+fi
 
 echo "==> the remote ticket backend: the provider simulator and a second server"
 "$root/target/debug/provider-sim" --listen 127.0.0.1:0 --keys ignore >"$work/sim.out" 2>"$work/sim.log" &
@@ -105,7 +135,7 @@ echo "==> the double-fire binary with the provider's faults (checks 10-15; 16 ne
     --provider-url "$SIM_URL" --provider-hang-ms 1000 --settle-within-secs 10 || status=1
 
 echo "==> the servers' logs: no panic"
-for log in "$work/server.log" "$work/remote.log" "$work/slow.log"; do
+for log in "$work/server.log" "$work/remote.log" "$work/slow.log" "$work/window.log"; do
     if grep -i panic "$log"; then
         echo "FAIL: a panic in $(basename "$log")"
         status=1

@@ -37,11 +37,15 @@ struct Args {
     /// Write the report as JSON to this file.
     #[arg(long)]
     json: Option<std::path::PathBuf>,
-    /// Sabotage: retries in checks 5, 8, 9, 21 and 23 use a fresh key, to
-    /// see the faults produce the duplicates (or wrong answers) the checks
-    /// catch. Those checks FAIL.
+    /// Sabotage: retries in checks 5, 8, 9, 21, 23 and 24 use a fresh key,
+    /// to see the faults produce the duplicates (or wrong answers) the
+    /// checks catch. Those checks FAIL.
     #[arg(long)]
     fresh_key_retries: bool,
+    /// Run only check N (through every door and action it covers), e.g. 24
+    /// against a server started with a short --replay-window-secs.
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=i64::from(double_fire::LAST_CHECK)))]
+    only: Option<u8>,
     /// The provider simulator's URL, when the server runs with
     /// TICKET_BACKEND=remote against it: adds checks 10 to 17.
     #[arg(long, env = "DOUBLE_FIRE_PROVIDER_URL")]
@@ -97,6 +101,7 @@ async fn main() -> anyhow::Result<()> {
     let options = Options {
         repeat: args.repeat,
         fresh_key_retries: args.fresh_key_retries,
+        only: args.only,
     };
     let report = double_fire::run(&target, options, |result| println!("{result}")).await;
     println!("{}", report.summary());

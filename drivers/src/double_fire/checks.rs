@@ -1,4 +1,4 @@
-//! Checks 1 to 9 and 18 to 23. Each makes up its own ground (a project for
+//! Checks 1 to 9 and 18 to 23 (check 24 is in `window.rs`). Each makes up its own ground (a project for
 //! a create, a fresh ticket for the other actions), so what it reads back
 //! from the server holds exactly its own effects.
 //!
@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use futures::future::join_all;
 use kitchen::{Action, TicketStatus, Version};
 
-use super::doors::{Answer, Caller, Door, Ticket, Write};
+use super::doors::{Answer, Caller, Door, Reply, Ticket, Write};
 use super::report::{CheckResult, Verdict};
 use super::{CRASH_AFTER_COMMIT, CRASH_AFTER_DISPATCH, Options, Target};
 use crate::fault_proxy::FaultProxy;
@@ -61,7 +61,7 @@ impl Policy {
 
     /// The check's number: create_ticket keeps the number its check has
     /// always had; the lifecycle actions share one number per policy.
-    fn number(self, action: Action) -> u8 {
+    pub(crate) fn number(self, action: Action) -> u8 {
         let (create, lifecycle) = match self {
             Policy::RetrySameKey => (2, 18),
             Policy::ChangedRequest => (3, 19),
@@ -194,6 +194,12 @@ impl<'a> Checks<'a> {
         uuid::Uuid::now_v7().to_string()
     }
 
+    /// Whether this run includes check `number` (all of them unless
+    /// `--only` picked one).
+    pub(crate) fn wants(&self, number: u8) -> bool {
+        self.options.only.is_none_or(|only| only == number)
+    }
+
     /// The key a retry sends: the same, unless sabotaging.
     pub(crate) fn retry_key(&self, key: &str) -> String {
         if self.options.fresh_key_retries {
@@ -206,6 +212,20 @@ impl<'a> Checks<'a> {
     pub(crate) async fn create(&self, door: Door, key: Option<&str>, ticket: &Ticket) -> Answer {
         self.caller
             .create(&self.target.base_url, door, &self.target.token, key, ticket)
+            .await
+    }
+
+    /// Creates `ticket` with `key`, keeping the replay horizon and
+    /// `Location` the answer carried.
+    pub(crate) async fn create_reply(&self, door: Door, key: &str, ticket: &Ticket) -> Reply {
+        self.caller
+            .write_reply(
+                &self.target.base_url,
+                door,
+                &self.target.token,
+                Some(key),
+                &Write::Create(ticket.clone()),
+            )
             .await
     }
 
@@ -779,6 +799,7 @@ pub(crate) fn short(answer: &Answer) -> String {
     match answer {
         Answer::Created { id, .. } => format!("created {id}"),
         Answer::Replayed { id, .. } => format!("replayed {id}"),
+        Answer::Expired { id, .. } => format!("expired {id}"),
         Answer::Conflict => "conflict".into(),
         Answer::InProgress => "in progress".into(),
         Answer::Unknown => "unknown".into(),

@@ -62,6 +62,16 @@ pub enum Answer {
         /// received.
         body: String,
     },
+    /// Past the key's replay window, the same request again: nothing new
+    /// was made, and the answer is the resource as it is now (REST `200`
+    /// with `Idempotent-Replayed: expired`, MCP `status: expired`).
+    Expired {
+        /// The id of what the first attempt made or changed.
+        id: String,
+        /// The exact body (REST) or structured ticket or comment (MCP)
+        /// received: the resource now, not the first answer.
+        body: String,
+    },
     /// The key names another request.
     Conflict,
     /// Another attempt holds the key.
@@ -84,7 +94,9 @@ impl Answer {
     /// The id of what the write made or changed, when the answer carries one.
     pub fn id(&self) -> Option<&str> {
         match self {
-            Answer::Created { id, .. } | Answer::Replayed { id, .. } => Some(id),
+            Answer::Created { id, .. }
+            | Answer::Replayed { id, .. }
+            | Answer::Expired { id, .. } => Some(id),
             Answer::Conflict
             | Answer::InProgress
             | Answer::Unknown
@@ -97,13 +109,38 @@ impl Answer {
     /// The body that carried it.
     pub fn body(&self) -> Option<&str> {
         match self {
-            Answer::Created { body, .. } | Answer::Replayed { body, .. } => Some(body),
+            Answer::Created { body, .. }
+            | Answer::Replayed { body, .. }
+            | Answer::Expired { body, .. } => Some(body),
             Answer::Conflict
             | Answer::InProgress
             | Answer::Unknown
             | Answer::NotCreated(_)
             | Answer::Refused(_)
             | Answer::Lost(_) => None,
+        }
+    }
+}
+
+/// An answer with what it says about its key beyond the outcome.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reply {
+    /// The outcome.
+    pub answer: Answer,
+    /// Until when the key replays its first answer, as the server
+    /// advertised it: REST `Idempotency-Replayable-Until`, MCP
+    /// `replayable_until` (RFC 3339, unparsed: the check says if it is not).
+    pub replayable_until: Option<String>,
+    /// REST `Location` (none on MCP).
+    pub location: Option<String>,
+}
+
+impl Reply {
+    fn bare(answer: Answer) -> Self {
+        Self {
+            answer,
+            replayable_until: None,
+            location: None,
         }
     }
 }
@@ -284,19 +321,26 @@ impl Caller {
         key: Option<&str>,
         write: &Write,
     ) -> Answer {
+        self.write_reply(base, door, token, key, write).await.answer
+    }
+
+    /// Sends `write` like [`Caller::write`], keeping the replay horizon and
+    /// `Location` the answer carried.
+    pub async fn write_reply(
+        &self,
+        base: &str,
+        door: Door,
+        token: &str,
+        key: Option<&str>,
+        write: &Write,
+    ) -> Reply {
         match door {
             Door::Rest => self.write_rest(base, token, key, write).await,
             Door::Mcp => self.write_mcp(base, token, key, write).await,
         }
     }
 
-    async fn write_rest(
-        &self,
-        base: &str,
-        token: &str,
-        key: Option<&str>,
-        write: &Write,
-    ) -> Answer {
+    async fn write_rest(&self, base: &str, token: &str, key: Option<&str>, write: &Write) -> Reply {
         let (method, path, body, content_type, performed) = write.rest();
         let mut request = self
             .http
@@ -316,39 +360,61 @@ impl Caller {
         }
         let response = match request.send().await {
             Ok(r) => r,
-            Err(e) => return Answer::Lost(e.to_string()),
+            Err(e) => return Reply::bare(Answer::Lost(e.to_string())),
         };
         let status = response.status().as_u16();
-        let replayed = response
-            .headers()
-            .get("idempotent-replayed")
-            .is_some_and(|v| v == "true");
+        let header = |name: &str| {
+            response
+                .headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned)
+        };
+        let replayed = header("idempotent-replayed");
+        let replayable_until = header("idempotency-replayable-until");
+        let location = header("location");
         let body = match response.text().await {
             Ok(b) => b,
-            Err(e) => return Answer::Lost(e.to_string()),
+            Err(e) => return Reply::bare(Answer::Lost(e.to_string())),
         };
-        if status == performed {
-            let id = serde_json::from_str::<Value>(&body)
+        let id = || {
+            serde_json::from_str::<Value>(&body)
                 .ok()
                 .and_then(|v| v["id"].as_str().map(str::to_owned))
-                .unwrap_or_default();
-            return if replayed {
-                Answer::Replayed { id, body }
-            } else {
-                Answer::Created { id, body }
-            };
-        }
+                .unwrap_or_default()
+        };
         let kind = problem_type(&body);
-        match (status, kind.as_str()) {
-            (202, _) => Answer::Unknown,
-            (422, "idempotency-key-reused") => Answer::Conflict,
-            (409, "operation-in-progress") => Answer::InProgress,
-            (422, "provider-rejected") | (503, "provider-unavailable") => Answer::NotCreated(kind),
+        let answer = match (status, replayed.as_deref(), kind.as_str()) {
+            // Past the replay window: 200 with the resource as it is now,
+            // whatever status the first answer had.
+            (200, Some("expired"), _) => Answer::Expired {
+                id: id(),
+                body: body.clone(),
+            },
+            (s, Some("true"), _) if s == performed => Answer::Replayed {
+                id: id(),
+                body: body.clone(),
+            },
+            (s, _, _) if s == performed => Answer::Created {
+                id: id(),
+                body: body.clone(),
+            },
+            (202, _, _) => Answer::Unknown,
+            (422, _, "idempotency-key-reused") => Answer::Conflict,
+            (409, _, "operation-in-progress") => Answer::InProgress,
+            (422, _, "provider-rejected") | (503, _, "provider-unavailable") => {
+                Answer::NotCreated(kind)
+            }
             _ => Answer::Refused(format!("{status} {kind}").trim_end().to_owned()),
+        };
+        Reply {
+            answer,
+            replayable_until,
+            location,
         }
     }
 
-    async fn write_mcp(&self, base: &str, token: &str, key: Option<&str>, write: &Write) -> Answer {
+    async fn write_mcp(&self, base: &str, token: &str, key: Option<&str>, write: &Write) -> Reply {
         let mut arguments = write.mcp_arguments();
         if let Some(key) = key {
             arguments["operation_id"] = json!(key);
@@ -366,33 +432,39 @@ impl Caller {
             .await;
         let response = match response {
             Ok(r) => r,
-            Err(e) => return Answer::Lost(e.to_string()),
+            Err(e) => return Reply::bare(Answer::Lost(e.to_string())),
         };
         if !response.status().is_success() {
-            return Answer::Refused(response.status().as_u16().to_string());
+            return Reply::bare(Answer::Refused(response.status().as_u16().to_string()));
         }
         let reply: Value = match response.json().await {
             Ok(v) => v,
-            Err(e) => return Answer::Lost(e.to_string()),
+            Err(e) => return Reply::bare(Answer::Lost(e.to_string())),
         };
         if let Some(error) = reply.get("error") {
-            return Answer::Refused(format!("JSON-RPC error {error}"));
+            return Reply::bare(Answer::Refused(format!("JSON-RPC error {error}")));
         }
         let result = &reply["result"]["structuredContent"];
         let resource = &result[write.mcp_resource()];
         let id = resource["id"].as_str().unwrap_or_default().to_owned();
         let body = resource.to_string();
-        match result["status"].as_str() {
+        let answer = match result["status"].as_str() {
             // `created` for creates and comments, `updated` for edits and
             // transitions: either way this attempt performed the write.
             Some("created" | "updated") => Answer::Created { id, body },
             Some("replayed") => Answer::Replayed { id, body },
+            Some("expired") => Answer::Expired { id, body },
             Some("conflict") => Answer::Conflict,
             Some("in_progress") => Answer::InProgress,
             Some("unknown") => Answer::Unknown,
             Some("not_created") => Answer::NotCreated(result["reason"].to_string()),
             Some(other) => Answer::Refused(other.to_owned()),
             None => Answer::Refused(format!("no tool result: {reply}")),
+        };
+        Reply {
+            answer,
+            replayable_until: result["replayable_until"].as_str().map(str::to_owned),
+            location: None,
         }
     }
 

@@ -83,10 +83,14 @@ impl<'a> RemoteChecks<'a> {
         }
     }
 
+    /// Checks 10 to 17 through both doors (those `--only` leaves in).
     pub(crate) async fn all(&self) -> Vec<CheckResult> {
+        let wants = |number: u8| self.checks.wants(number);
         let mut results = Vec::new();
-        for door in Door::BOTH {
-            results.push(self.new_requests(door).await);
+        if wants(10) {
+            for door in Door::BOTH {
+                results.push(self.new_requests(door).await);
+            }
         }
         let hang = Fault::Hang {
             ms: u64::try_from(self.provider.hang.as_millis()).unwrap_or(u64::MAX),
@@ -98,6 +102,9 @@ impl<'a> RemoteChecks<'a> {
             (13, "timeout-provider-finishes-later", hang),
         ];
         for (number, name, fault) in faults {
+            if !wants(number) {
+                continue;
+            }
             for door in Door::BOTH {
                 results.push(
                     self.unknown_then_settled(number, name, fault.clone(), door)
@@ -105,17 +112,25 @@ impl<'a> RemoteChecks<'a> {
                 );
             }
         }
-        for door in Door::BOTH {
-            results.push(self.unreachable(door).await);
+        if wants(14) {
+            for door in Door::BOTH {
+                results.push(self.unreachable(door).await);
+            }
         }
-        for door in Door::BOTH {
-            results.push(self.rejected(door).await);
+        if wants(15) {
+            for door in Door::BOTH {
+                results.push(self.rejected(door).await);
+            }
         }
-        for door in Door::BOTH {
-            results.push(self.past_dedup_window(door).await);
+        if wants(16) {
+            for door in Door::BOTH {
+                results.push(self.past_dedup_window(door).await);
+            }
         }
-        for door in Door::BOTH {
-            results.push(self.crash_before_dispatch(door).await);
+        if wants(17) {
+            for door in Door::BOTH {
+                results.push(self.crash_before_dispatch(door).await);
+            }
         }
         results
     }

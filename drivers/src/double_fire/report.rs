@@ -1,5 +1,6 @@
 //! Results, totals, and how they are printed.
 
+use std::collections::BTreeSet;
 use std::fmt;
 
 use kitchen::Action;
@@ -20,7 +21,7 @@ pub enum Verdict {
 /// One check's result.
 #[derive(Debug, Clone, Serialize)]
 pub struct CheckResult {
-    /// The check's number (1 to 23; see the table in the module docs).
+    /// The check's number (1 to 24; see the table in the module docs).
     pub number: u8,
     /// The check's name, with the action (for checks that run for every
     /// action) and the door(s) it went through.
@@ -119,10 +120,12 @@ impl Report {
         self.totals.failed == 0
     }
 
-    /// The summary lines printed after the checks.
+    /// The summary lines printed after the checks: the totals, then one
+    /// line per reason checks were skipped, with their numbers, so that a
+    /// skip is never only a count.
     pub fn summary(&self) -> String {
         let t = &self.totals;
-        format!(
+        let mut summary = format!(
             "runs: {}; intended effects: {}, effects found: {}, duplicates: {}, lost: {}\n\
              {} passed, {} failed, {} skipped",
             t.runs,
@@ -133,6 +136,68 @@ impl Report {
             t.passed,
             t.failed,
             t.skipped
-        )
+        );
+        for (why, numbers) in self.skips() {
+            let numbers: Vec<String> = numbers.iter().map(u8::to_string).collect();
+            summary.push_str(&format!("\nskipped {}: {why}", numbers.join(", ")));
+        }
+        summary
+    }
+
+    /// Each reason checks were skipped, in the order first seen, with the
+    /// numbers of the checks it skipped.
+    fn skips(&self) -> Vec<(&str, BTreeSet<u8>)> {
+        let mut skips: Vec<(&str, BTreeSet<u8>)> = Vec::new();
+        for c in self.checks.iter().filter(|c| c.verdict == Verdict::Skip) {
+            match skips.iter_mut().find(|(why, _)| *why == c.detail) {
+                Some((_, numbers)) => {
+                    numbers.insert(c.number);
+                }
+                None => skips.push((&c.detail, BTreeSet::from([c.number]))),
+            }
+        }
+        skips
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(number: u8, verdict: Verdict, detail: &str) -> CheckResult {
+        CheckResult {
+            number,
+            name: format!("check {number}"),
+            action: Action::CreateTicket,
+            verdict,
+            effects: Vec::new(),
+            intended: 0,
+            detail: detail.to_owned(),
+        }
+    }
+
+    #[test]
+    fn the_summary_says_which_checks_were_skipped_and_why() {
+        let report = Report::new(
+            vec![
+                result(2, Verdict::Pass, "ok"),
+                result(8, Verdict::Skip, "needs a restart"),
+                result(24, Verdict::Skip, "window too long"),
+                result(23, Verdict::Skip, "needs a restart"),
+                result(24, Verdict::Skip, "window too long"),
+            ],
+            1,
+        );
+        let summary = report.summary();
+        let lines: Vec<&str> = summary.lines().skip(1).collect();
+        assert_eq!(
+            lines,
+            [
+                "1 passed, 0 failed, 4 skipped",
+                "skipped 8, 23: needs a restart",
+                "skipped 24: window too long",
+            ],
+            "{summary}"
+        );
     }
 }

@@ -136,9 +136,15 @@ async fn a_create_key_replays_then_expires_then_is_forgotten(db: TestDatabase) {
             .expect("other request"),
     );
     assert_eq!(other.resource, Some(first.result.id));
+    let status = k
+        .operation_status(desk.tenant.id, Action::CreateTicket, &key)
+        .await
+        .expect("status")
+        .expect("a spent key has a status");
+    assert_eq!(status.phase, KeyPhase::Expired);
     assert_eq!(
-        phase(k, &desk, Action::CreateTicket, &key).await,
-        Some(KeyPhase::Expired)
+        status.record.result, None,
+        "not swept yet, but the first answer is no longer given out"
     );
     assert_eq!(
         ticket_count(k, desk.tenant.id).await,

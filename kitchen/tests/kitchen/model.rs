@@ -1,29 +1,41 @@
 //! A model test: random sequences of all four writes (create, update,
 //! transition, comment), with keys reused across actions, tickets and
-//! tenants, against a real kitchen, must agree with a few lines of
-//! in-memory rules:
+//! tenants, and with time passing and the retention sweep running in
+//! between, against a real kitchen on a clock the test holds, must agree
+//! with a few lines of in-memory rules:
 //!
 //! - a (tenant, action, key) is free until a valid request uses it and is
-//!   applied; the first use freezes its answer;
-//! - the same command with a used key replays that answer byte for byte;
-//!   another command conflicts, naming the key;
+//!   applied; the first use freezes its answer and starts its two horizons:
+//!   `replayable_until` (first use + replay window) and `retained_until`
+//!   (first use + tombstone horizon), each rounded up to a whole second;
+//! - before `replayable_until` the same command with a used key replays
+//!   that answer byte for byte; another command conflicts, naming the key;
+//! - from `replayable_until` on, the same command answers `expired` with
+//!   the resource as it is now (and writes nothing); another conflicts;
+//! - from `retained_until` on, the key is free again: a valid request is
+//!   applied as new;
 //! - invalid input and refusals (no such ticket for this tenant, a stale
 //!   expected version, a move the status machine does not allow) write
 //!   nothing and leave the key free;
 //! - a ticket's version goes up by one per real change (never for a
 //!   comment or a patch that changes nothing), and its history gains one
-//!   entry per write that was applied and changed something or commented.
+//!   entry per write that was applied and changed something or commented;
+//! - the sweep changes no answer (those follow the clock alone); it only
+//!   drops frozen answers past the window and records past the horizon.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use kitchen::testing::{Backend, TestDatabase, tenant_with_token};
 use kitchen::{
-    Action, CommentDraft, Kitchen, KitchenError, OperationKey, Outcome, Receipt, Refusal, TenantId,
-    Ticket, TicketDraft, TicketId, TicketStatus, TicketUpdate, TransitionDraft, Version,
+    Action, Clock, CommentDraft, KeyPhase, Kitchen, KitchenConfig, KitchenError, OperationKey,
+    OperationRecord, OperationRef, Outcome, Refusal, TenantId, Ticket, TicketDraft, TicketId,
+    TicketStatus, TicketUpdate, TransitionDraft, Uuid, Version,
 };
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
+use time::OffsetDateTime;
+use time::macros::datetime;
 
 use crate::support::{comments, history, patch, ticket_count};
 
@@ -31,6 +43,25 @@ use TicketStatus::{Closed, InProgress, Open, Resolved};
 
 const TENANTS: usize = 2;
 const KEYS: usize = 3;
+
+/// The kitchen's replay window and tombstone horizon: short enough that a
+/// case's few advances cross both.
+const WINDOW: time::Duration = time::Duration::days(10);
+const HORIZON: time::Duration = time::Duration::days(30);
+/// Not a whole second, so that first uses are mostly not either and the
+/// horizons' rounding up matters.
+const START: OffsetDateTime = datetime!(2026-03-01 09:00:00.250 UTC);
+/// Small, so that one batch often leaves work for the next.
+const SWEEP_BATCH: u32 = 3;
+/// How far one "time passes" step moves the clock: a moment, a few days,
+/// exactly the window, most of the horizon. Sums of these land before and
+/// after both horizons; `Step::AdvanceTo` lands exactly on them.
+const ADVANCES: [time::Duration; 4] = [
+    time::Duration::SECOND,
+    time::Duration::days(3),
+    WINDOW,
+    time::Duration::days(25),
+];
 
 /// Create requests by meaning: 0 and 1 mean the same (1 spells the
 /// defaults out), 2 differs in priority, 3 is invalid.
@@ -136,6 +167,18 @@ enum Step {
         action: usize,
         key: usize,
     },
+    /// Time passes: the clock moves on by `ADVANCES[_]`.
+    Advance(usize),
+    /// Time passes up to a horizon of a key the model holds (or to one
+    /// microsecond before it): where `>=` and `>` part ways. Nothing
+    /// happens if the model holds no key or the horizon is behind.
+    AdvanceTo {
+        key: prop::sample::Index,
+        retained: bool,
+        early: bool,
+    },
+    /// The retention sweep runs: one batch, or batches until nothing is due.
+    Sweep { all: bool },
 }
 
 /// A write as sent, every choice resolved (an expected version is a number
@@ -194,6 +237,10 @@ fn step() -> impl Strategy<Value = Step> {
         3 => any::<prop::sample::Index>().prop_map(Step::Retry),
         1 => (who, 0..Action::ALL.len())
             .prop_map(|((tenant, key), action)| Step::Lookup { tenant, action, key }),
+        2 => (0..ADVANCES.len()).prop_map(Step::Advance),
+        2 => (any::<prop::sample::Index>(), any::<bool>(), any::<bool>())
+            .prop_map(|(key, retained, early)| Step::AdvanceTo { key, retained, early }),
+        1 => any::<bool>().prop_map(|all| Step::Sweep { all }),
     ]
 }
 
@@ -285,13 +332,22 @@ enum Seen {
     Created {
         snapshot: String,
         ticket: Option<Ticket>,
+        resource: Uuid,
+        operation: OperationRecord,
     },
     Replayed {
         snapshot: String,
+        operation: OperationRecord,
+    },
+    Expired {
+        /// The resource as the answer shows it, as JSON.
+        current: String,
+        ticket: Option<Ticket>,
+        resource: Uuid,
+        operation: OperationRef,
     },
     Conflict {
-        action: Action,
-        key: OperationKey,
+        original: OperationRef,
     },
     Invalid,
     Refused(Refusal),
@@ -299,30 +355,155 @@ enum Seen {
 }
 
 impl Seen {
-    fn of<T: std::fmt::Debug>(
+    /// `view` tells a result's ticket (if it is one) and its resource id.
+    fn of<T: std::fmt::Debug + serde::Serialize>(
         outcome: Result<Outcome<T>, KitchenError>,
-        ticket: impl FnOnce(&Receipt<T>) -> Option<Ticket>,
+        view: impl Fn(&T) -> (Option<Ticket>, Uuid),
     ) -> Result<Self, TestCaseError> {
         let outcome =
             outcome.map_err(|e| TestCaseError::fail(format!("infrastructure error: {e}")))?;
         Ok(match outcome {
-            Outcome::Created(r) => Seen::Created {
-                ticket: ticket(&r),
-                snapshot: r.snapshot.as_str().to_owned(),
-            },
+            Outcome::Created(r) => {
+                let (ticket, resource) = view(&r.result);
+                Seen::Created {
+                    ticket,
+                    resource,
+                    snapshot: r.snapshot.as_str().to_owned(),
+                    operation: r.operation,
+                }
+            }
             Outcome::Replayed(r) => Seen::Replayed {
                 snapshot: r.snapshot.as_str().to_owned(),
+                operation: r.operation,
             },
-            Outcome::Conflict { original } => Seen::Conflict {
-                action: original.action,
-                key: original.key,
-            },
+            Outcome::Expired(e) => {
+                let (ticket, resource) = view(&e.current);
+                Seen::Expired {
+                    current: serde_json::to_string(&e.current)
+                        .map_err(|e| TestCaseError::fail(format!("serialize: {e}")))?,
+                    ticket,
+                    resource,
+                    operation: e.operation,
+                }
+            }
+            Outcome::Conflict { original } => Seen::Conflict { original },
             Outcome::Invalid { .. } => Seen::Invalid,
             Outcome::Refused(refusal) => Seen::Refused(refusal),
             other @ (Outcome::InProgress { .. }
             | Outcome::NotCreated { .. }
             | Outcome::Unknown { .. }) => Seen::Other(format!("{other:?}")),
         })
+    }
+}
+
+/// A ticket result's view for [`Seen::of`].
+fn ticket_view(ticket: &Ticket) -> (Option<Ticket>, Uuid) {
+    (Some(ticket.clone()), ticket.id.as_uuid())
+}
+
+/// `t` rounded up to a whole second, written out independently of the
+/// kitchen's.
+fn ceil_second(t: OffsetDateTime) -> OffsetDateTime {
+    let floor = t - time::Duration::nanoseconds(i64::from(t.nanosecond()));
+    if floor == t {
+        t
+    } else {
+        floor + time::Duration::SECOND
+    }
+}
+
+/// What the model knows of a used key.
+#[derive(Debug, Clone)]
+struct Used {
+    /// The first use's meaning and its frozen answer.
+    meaning: Meaning,
+    frozen: String,
+    first_use: OffsetDateTime,
+    replayable_until: OffsetDateTime,
+    retained_until: OffsetDateTime,
+    /// The ticket it made or acted on, or the comment it made.
+    resource: Uuid,
+    /// What the sweep has done to its record so far.
+    stored: Stored,
+}
+
+impl Used {
+    fn new(meaning: Meaning, frozen: String, first_use: OffsetDateTime, resource: Uuid) -> Self {
+        Self {
+            meaning,
+            frozen,
+            first_use,
+            replayable_until: ceil_second(first_use + WINDOW),
+            retained_until: ceil_second(first_use + HORIZON),
+            resource,
+            stored: Stored::Full,
+        }
+    }
+
+    /// The key's phase at `now`, by the model's rules.
+    fn phase(&self, now: OffsetDateTime) -> KeyPhase {
+        if now >= self.retained_until {
+            KeyPhase::Forgotten
+        } else if now >= self.replayable_until {
+            KeyPhase::Expired
+        } else {
+            KeyPhase::Replayable
+        }
+    }
+
+    /// Whether `op` carries this key's first use and horizons.
+    fn dates_agree(
+        &self,
+        created_at: OffsetDateTime,
+        until: (OffsetDateTime, OffsetDateTime),
+    ) -> bool {
+        created_at == self.first_use && until == (self.replayable_until, self.retained_until)
+    }
+
+    /// Whether the raw record (what the sweep left) is what the model
+    /// expects.
+    fn stored_agrees(&self, raw: Option<&OperationRecord>) -> bool {
+        let frozen = Some(self.frozen.as_str());
+        let full = |r: &OperationRecord| {
+            r.result.as_ref().map(|s| s.as_str()) == frozen && r.tombstoned_at.is_none()
+        };
+        let tombstone = |r: &OperationRecord| r.result.is_none() && r.tombstoned_at.is_some();
+        match (self.stored, raw) {
+            (Stored::Full, Some(r)) => full(r),
+            (Stored::Tombstone, Some(r)) => tombstone(r),
+            (Stored::Gone | Stored::Unsure, None) => true,
+            (Stored::Unsure, Some(r)) => full(r) || tombstone(r),
+            _ => false,
+        }
+    }
+}
+
+/// What the sweep has done to a record, as far as the model can tell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stored {
+    /// The frozen answer is there.
+    Full,
+    /// Only a tombstone is left.
+    Tombstone,
+    /// Deleted.
+    Gone,
+    /// One batch ran while it was due: it may or may not have been its turn
+    /// (older records go first).
+    Unsure,
+}
+
+impl Stored {
+    /// After a sweep at a time when the key is in `phase`; `all`: batches
+    /// until nothing was due, otherwise one batch.
+    fn after_sweep(self, phase: KeyPhase, all: bool) -> Self {
+        match (phase, all, self) {
+            (KeyPhase::Replayable, ..) => self,
+            (KeyPhase::Expired, true, _) => Stored::Tombstone,
+            (KeyPhase::Forgotten, true, _) => Stored::Gone,
+            (KeyPhase::Expired, false, Stored::Tombstone)
+            | (KeyPhase::Forgotten, false, Stored::Gone) => self,
+            (_, false, _) => Stored::Unsure,
+        }
     }
 }
 
@@ -336,13 +517,15 @@ enum Rule {
 
 struct Case<'k> {
     kitchen: &'k Kitchen,
+    /// The kitchen's clock: the model reads the time from it too.
+    clock: &'k Clock,
     case: usize,
     tenants: Vec<TenantId>,
     /// Each tenant's own tickets, in target order.
     own: Vec<Vec<TicketId>>,
     tickets: HashMap<TicketId, Modelled>,
-    /// (tenant, action, key) -> the first use's meaning and frozen answer.
-    used: HashMap<(usize, Action, usize), (Meaning, String)>,
+    /// (tenant, action, key) -> what its first use left.
+    used: HashMap<(usize, Action, usize), Used>,
     /// Tickets made by the sequence's creates, per tenant.
     made: Vec<usize>,
     /// Every write sent so far, for retries.
@@ -350,9 +533,10 @@ struct Case<'k> {
 }
 
 impl<'k> Case<'k> {
-    async fn new(kitchen: &'k Kitchen, case: usize) -> Self {
+    async fn new(kitchen: &'k Kitchen, clock: &'k Clock, case: usize) -> Self {
         let mut this = Self {
             kitchen,
+            clock,
             case,
             tenants: Vec::new(),
             own: Vec::new(),
@@ -480,7 +664,10 @@ impl<'k> Case<'k> {
                 }
                 self.sent[which.index(self.sent.len())].clone()
             }
-            Step::Lookup { .. } => return None,
+            Step::Lookup { .. }
+            | Step::Advance(_)
+            | Step::AdvanceTo { .. }
+            | Step::Sweep { .. } => return None,
         })
     }
 
@@ -492,6 +679,22 @@ impl<'k> Case<'k> {
         } = *step
         {
             return self.check_record(tenant, Action::ALL[action], key).await;
+        }
+        match *step {
+            Step::Advance(by) => {
+                self.clock.advance(ADVANCES[by]);
+                return Ok(());
+            }
+            Step::AdvanceTo {
+                key,
+                retained,
+                early,
+            } => {
+                self.advance_to(key, retained, early);
+                return Ok(());
+            }
+            Step::Sweep { all } => return self.sweep(all).await,
+            _ => {}
         }
         let Some(request) = self.resolve(step) else {
             return Ok(());
@@ -513,7 +716,7 @@ impl<'k> Case<'k> {
                 let seen = Seen::of(
                     k.create_ticket(self.tenants[tenant], &self.key(key), &draft)
                         .await,
-                    |r| Some(r.result.clone()),
+                    ticket_view,
                 )?;
                 let meaning = meaning.map(Meaning::Create);
                 self.judge(
@@ -540,7 +743,7 @@ impl<'k> Case<'k> {
                 let seen = Seen::of(
                     k.update_ticket(self.tenants[tenant], &self.key(key), &update)
                         .await,
-                    |r| Some(r.result.clone()),
+                    ticket_view,
                 )?;
                 let meaning = PATCHES[p].1.map(|patch| Meaning::Update {
                     ticket: id,
@@ -588,7 +791,7 @@ impl<'k> Case<'k> {
                 let seen = Seen::of(
                     k.transition_ticket(self.tenants[tenant], &self.key(key), id, &draft)
                         .await,
-                    |r| Some(r.result.clone()),
+                    ticket_view,
                 )?;
                 let to = TicketStatus::ALL.get(to).copied();
                 let meaning = to.map(|to| Meaning::Transition {
@@ -634,7 +837,7 @@ impl<'k> Case<'k> {
                 let seen = Seen::of(
                     k.add_comment(self.tenants[tenant], &self.key(key), id, &draft)
                         .await,
-                    |_| None,
+                    |c| (None, c.id.as_uuid()),
                 )?;
                 let meaning = (!BODIES[body].trim().is_empty()).then(|| Meaning::Comment {
                     ticket: id,
@@ -671,8 +874,9 @@ impl<'k> Case<'k> {
         seen: Seen,
         rule: impl FnOnce(&Self) -> Rule,
     ) -> Result<(), TestCaseError> {
-        let (tenant, action, k) = slot;
-        let fail = |what: String| Err(TestCaseError::fail(format!("{step:?}: {what}")));
+        let (_, action, k) = slot;
+        let now = self.clock.now();
+        let fail = |what: String| Err(TestCaseError::fail(format!("{step:?} at {now}: {what}")));
         if let Seen::Other(outcome) = &seen {
             // One attempt at a time: nothing ever waits, nothing is remote.
             return fail(format!("the model has no rule for {outcome}"));
@@ -683,26 +887,126 @@ impl<'k> Case<'k> {
                 other => fail(format!("invalid input answered {other:?}")),
             };
         };
-        if let Some((first, frozen)) = self.used.get(&slot) {
-            return match seen {
-                Seen::Replayed { snapshot } if *first == meaning => {
-                    prop_assert_eq!(&snapshot, frozen, "{:?}: replayed bytes", step);
-                    Ok(())
-                }
-                Seen::Conflict { action: a, key } if *first != meaning => {
-                    prop_assert_eq!((a, key), (action, self.key(k)), "{:?}", step);
-                    Ok(())
-                }
-                other => fail(format!(
-                    "key used by {first:?}, this is {meaning:?}, kitchen answered {other:?}"
-                )),
+        let used = self.used.get(&slot).cloned();
+        if let Some(used) = used {
+            let same = used.meaning == meaning;
+            let horizons = |op: &OperationRef| {
+                used.dates_agree(op.created_at, (op.replayable_until, op.retained_until))
             };
+            match (used.phase(now), seen) {
+                (
+                    KeyPhase::Replayable,
+                    Seen::Replayed {
+                        snapshot,
+                        operation,
+                    },
+                ) if same => {
+                    prop_assert_eq!(&snapshot, &used.frozen, "{:?}: replayed bytes", step);
+                    prop_assert!(
+                        horizons(&operation.reference()),
+                        "{:?}: {:?}",
+                        step,
+                        operation
+                    );
+                    return Ok(());
+                }
+                (KeyPhase::Replayable | KeyPhase::Expired, Seen::Conflict { original })
+                    if !same =>
+                {
+                    prop_assert_eq!(
+                        (original.action, &original.key),
+                        (action, &self.key(k)),
+                        "{:?}",
+                        step
+                    );
+                    // The original operation's horizons, not this attempt's.
+                    prop_assert!(
+                        horizons(&original),
+                        "{:?}: {:?} vs {:?}",
+                        step,
+                        original,
+                        used
+                    );
+                    return Ok(());
+                }
+                (
+                    KeyPhase::Expired,
+                    Seen::Expired {
+                        current,
+                        ticket,
+                        resource,
+                        operation,
+                    },
+                ) if same => {
+                    prop_assert_eq!(resource, used.resource, "{:?}: the original resource", step);
+                    prop_assert!(
+                        horizons(&operation),
+                        "{:?}: {:?} vs {:?}",
+                        step,
+                        operation,
+                        used
+                    );
+                    match ticket {
+                        // The ticket as the model has it now, not as it was.
+                        Some(ticket) => {
+                            let model = self.tickets.get(&ticket.id);
+                            prop_assert!(
+                                model.is_some_and(|m| m.agrees_with(&ticket)),
+                                "{:?}: model {:?}, expired answer {:?}",
+                                step,
+                                model,
+                                ticket
+                            );
+                        }
+                        // A comment never changes: as it is now is as it was.
+                        None => prop_assert_eq!(&current, &used.frozen, "{:?}: comment", step),
+                    }
+                    return Ok(());
+                }
+                // Past the tombstone horizon the key is free: the kitchen
+                // forgets the record, whatever this attempt then does.
+                (KeyPhase::Forgotten, fresh) => {
+                    self.used.remove(&slot);
+                    return self.judge_free(step, slot, meaning, fresh, rule);
+                }
+                (phase, other) => {
+                    return fail(format!(
+                        "key used by {:?} at {} ({}), this is {meaning:?}, kitchen answered {other:?}",
+                        used.meaning,
+                        used.first_use,
+                        phase.as_str()
+                    ));
+                }
+            }
         }
+        self.judge_free(step, slot, meaning, seen, rule)
+    }
+
+    /// [`Case::judge`] for a key the model holds no record of.
+    fn judge_free(
+        &mut self,
+        step: &Request,
+        slot: (usize, Action, usize),
+        meaning: Meaning,
+        seen: Seen,
+        rule: impl FnOnce(&Self) -> Rule,
+    ) -> Result<(), TestCaseError> {
+        let tenant = slot.0;
+        let now = self.clock.now();
+        let fail = |what: String| Err(TestCaseError::fail(format!("{step:?} at {now}: {what}")));
         match (rule(self), seen) {
             (Rule::Refuse(expected), Seen::Refused(actual)) => {
                 prop_assert_eq!(actual, expected, "{:?}", step);
             }
-            (Rule::Apply(after), Seen::Created { snapshot, ticket }) => {
+            (
+                Rule::Apply(after),
+                Seen::Created {
+                    snapshot,
+                    ticket,
+                    resource,
+                    operation,
+                },
+            ) => {
                 match after {
                     Some((id, next)) => {
                         if let Some(ticket) = &ticket {
@@ -718,12 +1022,34 @@ impl<'k> Case<'k> {
                         self.tickets.insert(id, next);
                     }
                     None => {
-                        let id = ticket.expect("a create answers its ticket").id;
-                        self.tickets.insert(id, Modelled::fresh(tenant));
+                        let ticket = ticket.expect("a create answers its ticket");
+                        let mut fresh = Modelled::fresh(tenant);
+                        if meaning == Meaning::Create(2) {
+                            fresh.priority = "high".into();
+                        }
+                        prop_assert!(
+                            fresh.agrees_with(&ticket),
+                            "{:?}: model {:?}, kitchen {:?}",
+                            step,
+                            fresh,
+                            ticket
+                        );
+                        self.tickets.insert(ticket.id, fresh);
                         self.made[tenant] += 1;
                     }
                 }
-                self.used.insert(slot, (meaning, snapshot));
+                let used = Used::new(meaning, snapshot, now, resource);
+                prop_assert!(
+                    used.dates_agree(
+                        operation.created_at,
+                        (operation.replayable_until, operation.retained_until)
+                    ) && operation.resource_id == Some(resource),
+                    "{:?}: model {:?}, record {:?}",
+                    step,
+                    used,
+                    operation
+                );
+                self.used.insert(slot, used);
             }
             (Rule::Refuse(expected), other) => {
                 return fail(format!(
@@ -733,6 +1059,55 @@ impl<'k> Case<'k> {
             (Rule::Apply(_), other) => {
                 return fail(format!("model applies, kitchen answered {other:?}"));
             }
+        }
+        Ok(())
+    }
+
+    /// Moves the clock to a horizon of a key the model holds (or just
+    /// before it), if that is ahead.
+    fn advance_to(&self, which: prop::sample::Index, retained: bool, early: bool) {
+        // Sorted, so that a case runs the same way every time (and shrinks).
+        let mut slots: Vec<_> = self.used.keys().collect();
+        if slots.is_empty() {
+            return;
+        }
+        slots.sort_by_key(|(t, a, k)| (*t, a.as_str(), *k));
+        let used = &self.used[slots[which.index(slots.len())]];
+        let horizon = if retained {
+            used.retained_until
+        } else {
+            used.replayable_until
+        };
+        let to = if early {
+            horizon - time::Duration::MICROSECOND
+        } else {
+            horizon
+        };
+        if to > self.clock.now() {
+            self.clock.set(to);
+        }
+    }
+
+    /// Runs the sweep, then checks every record of this case: the sweep
+    /// changes no answer, only what is stored.
+    async fn sweep(&mut self, all: bool) -> Result<(), TestCaseError> {
+        let sweeper = self.kitchen.sweeper();
+        let swept = if all {
+            sweeper.sweep_due(&mut |_| {}).await
+        } else {
+            sweeper.sweep_batch().await
+        };
+        swept.map_err(|e| TestCaseError::fail(format!("infrastructure error: {e}")))?;
+        let now = self.clock.now();
+        for used in self.used.values_mut() {
+            used.stored = used.stored.after_sweep(used.phase(now), all);
+        }
+        // Only the keys in use: the others have nothing to sweep (the end
+        // of the case checks them all).
+        let mut slots: Vec<_> = self.used.keys().copied().collect();
+        slots.sort_by_key(|(t, a, k)| (*t, a.as_str(), *k));
+        for (t, action, k) in slots {
+            self.check_record(t, action, k).await?;
         }
         Ok(())
     }
@@ -761,22 +1136,93 @@ impl<'k> Case<'k> {
         Ok(())
     }
 
-    /// The operation record is there exactly when the model froze the key,
-    /// with the frozen bytes.
+    /// The key's status answers what the model's clock rules say: the
+    /// frozen bytes while replayable, `expired` with the resource and the
+    /// dates after, nothing once forgotten (or never used). The raw record
+    /// shows what the sweep did, and nothing more.
     async fn check_record(
         &self,
         tenant: usize,
         action: Action,
         k: usize,
     ) -> Result<(), TestCaseError> {
+        let infra = |e: KitchenError| TestCaseError::fail(format!("infrastructure error: {e}"));
+        let key = self.key(k);
         let status = self
             .kitchen
-            .operation_status(self.tenants[tenant], action, &self.key(k))
+            .operation_status(self.tenants[tenant], action, &key)
             .await
-            .map_err(|e| TestCaseError::fail(format!("infrastructure error: {e}")))?;
-        let stored = status.and_then(|s| s.record.result.map(|r| r.as_str().to_owned()));
-        let frozen = self.used.get(&(tenant, action, k)).map(|(_, s)| s.clone());
-        prop_assert_eq!(stored, frozen, "{} {} key {}", tenant, action, k);
+            .map_err(infra)?;
+        let now = self.clock.now();
+        let at = format!("{tenant} {action} key {k} at {now}");
+        let Some(used) = self.used.get(&(tenant, action, k)) else {
+            prop_assert!(status.is_none(), "{}: {:?}", at, status);
+            return Ok(());
+        };
+        // What is stored: a replayable key's status carries its record as
+        // read. An expired one's shows the tombstone whether or not the sweep
+        // has made it one yet, and a forgotten key has no status though the
+        // sweep may not have deleted it yet: those need a read of their own.
+        let raw = match &status {
+            Some(status) if status.phase == KeyPhase::Replayable => Some(status.record.clone()),
+            _ => self
+                .kitchen
+                .operation(self.tenants[tenant], action, &key)
+                .await
+                .map_err(infra)?,
+        };
+        let phase = used.phase(now);
+        match (&status, phase) {
+            (None, KeyPhase::Forgotten) => {}
+            (Some(status), KeyPhase::Replayable) => {
+                prop_assert_eq!(status.phase, phase, "{}", at);
+                prop_assert_eq!(
+                    status.record.result.as_ref().map(|r| r.as_str()),
+                    Some(used.frozen.as_str()),
+                    "{}",
+                    at
+                );
+            }
+            (Some(status), KeyPhase::Expired) => {
+                let r = &status.record;
+                prop_assert_eq!(status.phase, phase, "{}", at);
+                prop_assert_eq!(r.resource_id, Some(used.resource), "{}", at);
+                // The first answer is no longer given out, swept or not.
+                prop_assert_eq!(r.result.as_ref(), None, "{}", at);
+                prop_assert!(
+                    used.dates_agree(r.created_at, (r.replayable_until, r.retained_until)),
+                    "{}: model {:?}, record {:?}",
+                    at,
+                    used,
+                    r
+                );
+            }
+            (status, phase) => {
+                return Err(TestCaseError::fail(format!(
+                    "{at}: model {used:?} is {}, status {status:?}",
+                    phase.as_str()
+                )));
+            }
+        }
+        prop_assert!(
+            used.stored_agrees(raw.as_ref()),
+            "{}: model {:?}, raw record {:?}",
+            at,
+            used,
+            raw
+        );
+        Ok(())
+    }
+
+    /// [`Case::check_record`] for every key of the case.
+    async fn check_records(&self) -> Result<(), TestCaseError> {
+        for t in 0..TENANTS {
+            for action in Action::ALL {
+                for k in 0..KEYS {
+                    self.check_record(t, action, k).await?;
+                }
+            }
+        }
         Ok(())
     }
 
@@ -802,18 +1248,18 @@ impl<'k> Case<'k> {
                     model.comments
                 );
             }
-            for action in Action::ALL {
-                for k in 0..KEYS {
-                    self.check_record(t, action, k).await?;
-                }
-            }
         }
-        Ok(())
+        self.check_records().await
     }
 }
 
-async fn run_case(kitchen: &Kitchen, case: usize, steps: &[Step]) -> Result<(), TestCaseError> {
-    let mut model = Case::new(kitchen, case).await;
+async fn run_case(
+    kitchen: &Kitchen,
+    clock: &Clock,
+    case: usize,
+    steps: &[Step],
+) -> Result<(), TestCaseError> {
+    let mut model = Case::new(kitchen, clock, case).await;
     for step in steps {
         model.run(step).await?;
     }
@@ -822,15 +1268,26 @@ async fn run_case(kitchen: &Kitchen, case: usize, steps: &[Step]) -> Result<(), 
 
 /// One database per backend for the whole run; every case gets fresh
 /// tenants (and so fresh keys and tickets), so cases cannot see each other.
+/// The clock only moves on, across cases too: a later case's sweeps also
+/// sweep earlier cases' records, which no answer may notice.
 fn model_agrees(backend: Backend) {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .expect("runtime");
+    let clock = Clock::manual(START);
     let (db, kitchen) = rt.block_on(async {
         let db = TestDatabase::new(backend).await;
-        let kitchen = db.kitchen().await;
+        let kitchen = db
+            .kitchen_with(KitchenConfig {
+                clock: clock.clone(),
+                replay_window: WINDOW,
+                tombstone_horizon: HORIZON,
+                sweep_batch: SWEEP_BATCH,
+                ..KitchenConfig::default()
+            })
+            .await;
         (db, kitchen)
     });
     // proptest's runner takes an Fn closure, so the case counter is atomic.
@@ -841,7 +1298,7 @@ fn model_agrees(backend: Backend) {
     });
     let result = runner.run(&proptest::collection::vec(step(), 1..32), |steps| {
         let n = case.fetch_add(1, Ordering::Relaxed);
-        rt.block_on(run_case(&kitchen, n, &steps))
+        rt.block_on(run_case(&kitchen, &clock, n, &steps))
     });
     rt.block_on(kitchen.close());
     drop(db);

@@ -31,6 +31,7 @@ fn settings(dedup_window: Duration, max_inflight: Duration) -> RemoteSettings {
         max_inflight,
         call_timeout: Duration::from_millis(500),
         reconcile_every: Duration::from_millis(50),
+        ..RemoteSettings::default()
     }
 }
 

@@ -213,6 +213,7 @@ fn model_agrees(backend: Backend) {
                     max_inflight: MAX_INFLIGHT,
                     call_timeout: Duration::from_millis(500),
                     reconcile_every: Duration::from_millis(10),
+                    ..RemoteSettings::default()
                 },
             },
             ..KitchenConfig::default()

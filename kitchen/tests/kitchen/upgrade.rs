@@ -1,8 +1,10 @@
-//! Upgrading from the previous release: a database that release migrated
-//! (migrations 0001 and 0002, applied by sqlx's own migrator from the files
-//! in `migrations/`, so `_sqlx_migrations` holds their real checksums) and
-//! filled the way it wrote rows, opened by this release's
-//! `Kitchen::connect`, which applies 0003.
+//! Upgrading from the release before the previous one (a deployment may
+//! skip a release): a database that release migrated (migrations 0001 and
+//! 0002, applied by sqlx's own migrator from the files in `migrations/`, so
+//! `_sqlx_migrations` holds their real checksums) and filled the way it
+//! wrote rows, opened by this release's `Kitchen::connect`, which applies
+//! 0003 and 0004 in one go. The upgrade from the previous release itself is
+//! in `upgrade_0004.rs`.
 //!
 //! The old rows are written with SQL here, not through the kitchen: the
 //! point is what the previous release left behind, including result
@@ -27,8 +29,9 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use crate::support::{Desk, created, fresh_key, move_to, replayed, say, update_at};
+use crate::upgrade_0004::{OLD_RETENTION, UPGRADE_HORIZON, ceil_to_second};
 
-/// The last migration the previous release shipped.
+/// The last migration that release shipped.
 const PREVIOUS_RELEASE: i64 = 2;
 
 /// A ticket as the previous release wrote it.
@@ -246,7 +249,7 @@ macro_rules! previous_release {
             .bind(t.id)
             .bind(t.snapshot())
             .bind(t.created_at)
-            .bind(t.created_at + kitchen::DEFAULT_RETENTION)
+            .bind(t.created_at + OLD_RETENTION)
             .execute(pool)
             .await
             .expect("insert an operation record");
@@ -288,7 +291,7 @@ async fn a_previous_release_database_upgrades_in_place(db: TestDatabase) {
 
     let kitchen = Kitchen::connect(db.url(), KitchenConfig::default())
         .await
-        .expect("connect applies the pending migration");
+        .expect("connect applies the pending migrations");
 
     // Authentication: the old token, for the old tenant.
     let caller: Caller = kitchen
@@ -342,6 +345,23 @@ async fn a_previous_release_database_upgrades_in_place(db: TestDatabase) {
             status.record.result.as_ref().map(|r| r.as_str()),
             Some(t.snapshot().as_str())
         );
+        // 0004 gave it the key lifecycle: the 30 days that release promised
+        // became its replay window, and it is remembered for 400 days.
+        assert_eq!(status.record.resource_id, Some(t.id), "{}", t.key);
+        assert_eq!(
+            status.record.replayable_until,
+            ceil_to_second(t.created_at + OLD_RETENTION),
+            "{}",
+            t.key
+        );
+        assert_eq!(
+            status.record.retained_until,
+            ceil_to_second(t.created_at + UPGRADE_HORIZON),
+            "{}",
+            t.key
+        );
+        assert_eq!(status.record.tombstoned_at, None);
+        assert_eq!(status.phase, kitchen::KeyPhase::Replayable);
         assert_eq!(
             kitchen
                 .ticket_history(tenant, id, PageSize::DEFAULT, None)

@@ -24,7 +24,10 @@ use crate::schema::{CommentBody, CommentPageBody, CommentRequest};
 /// The first request with a key adds the comment. A retry with the same
 /// key and body gets the first answer again (same status, body bytes and
 /// Location, plus `Idempotent-Replayed: true`) and adds nothing. A comment
-/// does not change the ticket's version.
+/// does not change the ticket's version. Past the key's replay window
+/// (`Idempotency-Replayable-Until`) the same request answers `200` with the
+/// comment as it is now and `Idempotent-Replayed: expired`, and still adds
+/// nothing.
 #[utoipa::path(
     post,
     path = "/v1/tickets/{id}/comments",
@@ -36,10 +39,17 @@ use crate::schema::{CommentBody, CommentPageBody, CommentRequest};
     ),
     request_body(content = CommentRequest, content_type = "application/json"),
     responses(
+        (status = 200, description = "The same request with a key past its replay window (`Idempotent-Replayed: expired`): the first request added the comment and nothing new was added. The first answer is no longer kept, so the body is the comment as it is now (as GET shows it), `Location` its address. Do not retry with a new key: that would add it twice.", body = CommentBody,
+            headers(
+                ("Location" = String, description = "The comment the first request added: /v1/tickets/{id}/comments/{comment_id}"),
+                ("Idempotent-Replayed" = String, description = "`expired`"),
+                ("Idempotency-Replayable-Until" = String, description = "Until when a retry of this request with this key replayed the first answer (RFC 3339, now in the past). See the API description."),
+            )),
         (status = 201, description = "Added, or replayed (then `Idempotent-Replayed: true` is set and the body is byte-identical to the first answer).", body = CommentBody,
             headers(
                 ("Location" = String, description = "The comment: /v1/tickets/{id}/comments/{comment_id}"),
-                ("Idempotent-Replayed" = String, description = "`true` when this answer is a replay of an earlier one"),
+                ("Idempotent-Replayed" = String, description = "`true` when this answer is a replay of the first one; `expired` when the key's replay window is over (the body is then the resource as it is now, and nothing new was made)"),
+                ("Idempotency-Replayable-Until" = String, description = "Until when a retry of this request with this key replays the first answer (RFC 3339); after it the same request answers `Idempotent-Replayed: expired`. See the API description."),
             ),
             links(("GetComment" = (operation_id = "get_comment", parameters(("id" = "$response.body#/ticket_id"), ("comment_id" = "$response.body#/id")), description = "The comment just added (or replayed)")))),
         (status = 400, description = "Idempotency-Key missing or malformed (`idempotency-key-missing`, `idempotency-key-malformed`), the body not JSON (`malformed-json`) or of the wrong shape (`invalid-body`), fields invalid (`validation-failed`; e.g. `body` missing or blank), or a header the server needs once sent twice or malformed (`bad-request`). Nothing added, key not used.", body = Problem, content_type = "application/problem+json"),
@@ -51,7 +61,10 @@ use crate::schema::{CommentBody, CommentPageBody, CommentRequest};
         (status = 413, description = "Body over 64 KiB (after gzip decoding). Nothing added, key not used.", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "Body is not application/json (`unsupported-media-type`), or compressed with a Content-Encoding other than gzip (`unsupported-content-encoding`). Nothing added, key not used.", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "The key was used for a different request (`idempotency-key-reused`; `original_operation` links its status resource). Nothing added.", body = Problem, content_type = "application/problem+json",
-            headers(("Link" = String, description = "<status resource>; rel=\"original\""))),
+            headers(
+                ("Link" = String, description = "<status resource>; rel=\"original\""),
+                ("Idempotency-Replayable-Until" = String, description = "For a reused key: the replay horizon of the original operation, the one that owns the key (RFC 3339)"),
+            )),
         (status = 500, description = "Something failed on our side (`internal`; logged). The outcome is unknown: retry the same request with the same key, or GET the operation by key.", body = Problem, content_type = "application/problem+json"),
         (status = 501, description = "This deployment keeps its tickets in a provider, where only creates are sent so far (`not-on-this-backend`). Nothing added, key not used.", body = Problem, content_type = "application/problem+json"),
         (status = 503, description = "The request ran past the server's timeout (`timeout`): the outcome is unknown, retry with the same key.", body = Problem, content_type = "application/problem+json"),

@@ -4,8 +4,8 @@
 use axum::Extension;
 use axum::extract::{Path, State};
 use kitchen::{
-    Action, Caller, Comment, EffectAttempt, Kitchen, MAX_KEY_LEN, MIN_KEY_LEN, OperationKey,
-    OperationState,
+    Action, Caller, Comment, EffectAttempt, KeyPhase, Kitchen, MAX_KEY_LEN, MIN_KEY_LEN,
+    OperationKey, OperationState,
 };
 use serde::{Deserialize, Serialize};
 use utoipa::openapi::path::{Parameter, ParameterIn};
@@ -29,8 +29,15 @@ pub(crate) struct OperationStatus {
     /// provider made nothing; the key is not used up).
     #[schema(example = "succeeded")]
     state: &'static str,
+    /// Where the key is in its lifecycle: `replayable` or `expired` (the
+    /// document's words are in `phase_schema`).
+    #[schema(schema_with = phase_schema)]
+    phase: &'static str,
     /// The ticket made or acted on, once there is one.
     ticket_id: Option<String>,
+    /// What the operation made or acted on, once there is one: the ticket's
+    /// id, or for `add_comment` the comment's.
+    resource_id: Option<String>,
     /// Where to GET it.
     ticket_location: Option<String>,
     /// For `add_comment`: where to GET the comment it added.
@@ -41,7 +48,14 @@ pub(crate) struct OperationStatus {
     /// When the key was first used (RFC 3339).
     #[schema(format = DateTime)]
     created_at: String,
-    /// Until when the record, and the protection it gives, is kept.
+    /// Until when the same request with this key replays the first answer
+    /// byte for byte (RFC 3339; the `Idempotency-Replayable-Until` of every
+    /// answer to it).
+    #[schema(format = DateTime)]
+    replayable_until: String,
+    /// Until when the key is remembered, at least as a tombstone (RFC 3339):
+    /// until then no request with it makes a second effect. After it the
+    /// key is free again.
     #[schema(format = DateTime)]
     retained_until: String,
     /// Whether sending the same request with this key again is safe.
@@ -114,6 +128,48 @@ impl From<&EffectAttempt> for AttemptBody {
     }
 }
 
+/// The phases a lookup can show (a forgotten key has no status), with the
+/// field's words (a `schema_with` schema does not take the doc comment).
+fn phase_schema() -> utoipa::openapi::schema::Object {
+    use utoipa::openapi::schema::{ObjectBuilder, SchemaType, Type};
+    ObjectBuilder::new()
+        .schema_type(SchemaType::Type(Type::String))
+        .description(Some(
+            "Where the key is in its lifecycle. `replayable`: within its replay window, the same \
+             request with this key replays the first answer. `expired`: past it (until \
+             `retained_until`) only a tombstone is kept; the key is spent, and the same request \
+             answers the resource as it is now (`Idempotent-Replayed: expired`) and makes \
+             nothing new. After `retained_until` the key is forgotten: this lookup answers `404`.",
+        ))
+        .enum_values(Some(
+            [KeyPhase::Replayable, KeyPhase::Expired].map(KeyPhase::as_str),
+        ))
+        .build()
+}
+
+/// What to do next with a key whose replay window is over: it is spent
+/// until `retained_until`, and a retry with it makes nothing new.
+fn expired_next_step(
+    action: Action,
+    created_at: &str,
+    retained_until: &str,
+    resource: Option<&str>,
+) -> String {
+    let (what, it) = match action {
+        Action::CreateTicket => ("The ticket was created", "the ticket"),
+        Action::UpdateTicket => ("The change was made", "the ticket"),
+        Action::TransitionTicket => ("The move was made", "the ticket"),
+        Action::AddComment => ("The comment was added", "the comment"),
+    };
+    let read = resource.map_or_else(String::new, |at| format!(" GET {at} to see it."));
+    format!(
+        "{what} at {created_at}; its first answer is no longer kept, only a record that the key \
+         was used. The key is spent until {retained_until} (after that it is free again): sending \
+         the same request with it again makes nothing new and returns {it} as it is now, and a different request with it \
+         is refused.{read} Do not retry with a new key: that would make the effect again."
+    )
+}
+
 /// What to do next, by action and state.
 pub(crate) fn next_step(action: Action, state: OperationState) -> &'static str {
     match (state, action) {
@@ -159,28 +215,48 @@ impl From<kitchen::OperationStatus> for OperationStatus {
             last_reconciliation: e.last_reconciliation().map(AttemptBody::from),
             attempts: e.attempts.iter().map(AttemptBody::from).collect(),
         });
-        // A comment's address is in the frozen result; an unreadable one
-        // only leaves the link out (the ticket's comments list it too).
+        // A comment's address: its ticket and the resource the record
+        // keeps (a tombstone too), else the frozen result; an unreadable
+        // one only leaves the link out (the ticket's comments list it too).
         let comment_location = match record.action {
-            Action::AddComment => record
-                .result
-                .as_ref()
-                .and_then(|snapshot| snapshot.parse::<Comment>().ok())
-                .map(|c| links::comment(c.ticket_id, c.id)),
+            Action::AddComment => match (record.ticket_id, record.resource_id) {
+                (Some(ticket), Some(comment)) => Some(links::comment_resource(ticket, comment)),
+                (None, _) | (_, None) => record
+                    .result
+                    .as_ref()
+                    .and_then(|snapshot| snapshot.parse::<Comment>().ok())
+                    .map(|c| links::comment(c.ticket_id, c.id)),
+            },
             Action::CreateTicket | Action::UpdateTicket | Action::TransitionTicket => None,
+        };
+        let ticket_location = record.ticket_id.map(links::ticket);
+        let created_at = links::rfc3339(record.created_at);
+        let retained_until = links::rfc3339(record.retained_until);
+        let next_step = match status.phase {
+            KeyPhase::Replayable => next_step(record.action, record.state).to_owned(),
+            // A forgotten key is answered 404 before it gets here.
+            KeyPhase::Expired | KeyPhase::Forgotten => expired_next_step(
+                record.action,
+                &created_at,
+                &retained_until,
+                comment_location.as_deref().or(ticket_location.as_deref()),
+            ),
         };
         Self {
             action: record.action.as_str().into(),
             key: record.key.as_str().into(),
             state: record.state.as_str(),
+            phase: status.phase.as_str(),
             ticket_id: record.ticket_id.map(|id| id.to_string()),
-            ticket_location: record.ticket_id.map(links::ticket),
+            resource_id: record.resource_id.map(|id| id.to_string()),
+            ticket_location,
             comment_location,
             fingerprint: record.fingerprint.to_string(),
-            created_at: links::rfc3339(record.created_at),
-            retained_until: links::rfc3339(record.retained_until),
+            created_at,
+            replayable_until: links::rfc3339(record.replayable_until),
+            retained_until,
             retry_safe: true,
-            next_step: next_step(record.action, record.state).into(),
+            next_step,
             detail: match record.state {
                 OperationState::Succeeded => None,
                 _ => detail,
@@ -235,7 +311,11 @@ fn key_path_schema() -> utoipa::openapi::schema::Object {
 /// Look an operation up by its action and key.
 ///
 /// `404 operation-not-found` means nothing was recorded for this key: the
-/// write did not happen, and a retry with the same key is safe.
+/// write did not happen (or the key was used more than the tombstone
+/// horizon ago: keys are remembered until their `retained_until`), and a
+/// retry with the same key is safe. A key past its replay window but within
+/// that horizon answers `200` with `phase: expired`: it is spent, and a
+/// retry with it makes nothing new.
 #[utoipa::path(
     get,
     path = "/v1/operations/{action}/{key}",
@@ -243,11 +323,11 @@ fn key_path_schema() -> utoipa::openapi::schema::Object {
     tag = "operations",
     params(OperationPath),
     responses(
-        (status = 200, description = "The operation record (with a ticket provider: the effect, its attempts and the last reconciliation; an unsettled one is reconciled before answering).", body = OperationStatus),
+        (status = 200, description = "The operation record (with a ticket provider: the effect, its attempts and the last reconciliation; an unsettled one is reconciled before answering). `phase` says where the key is: `replayable` (a retry replays the first answer) or `expired` (past `replayable_until`, until `retained_until`: the key is spent, a retry with it makes nothing new and answers the resource as it is now).", body = OperationStatus),
         (status = 400, description = "The key cannot be an Idempotency-Key (`idempotency-key-malformed`: not printable ASCII of a key's length), so nothing can have been recorded under it; or the path is not valid percent-encoded UTF-8, or a header the server needs once was sent twice or is malformed (`bad-request`).", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "Missing or invalid bearer token.", body = Problem, content_type = "application/problem+json",
             headers(("WWW-Authenticate" = String, description = "Bearer"))),
-        (status = 404, description = "Nothing recorded for this key (`operation-not-found`): a retry with the same key is safe. Or an unknown action (`not-found`, naming the actions).", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "Nothing recorded for this key (`operation-not-found`): the write did not happen, or the key was used more than the tombstone horizon ago (keys are remembered until their `retained_until`); a retry with the same key is safe. Or an unknown action (`not-found`, naming the actions).", body = Problem, content_type = "application/problem+json"),
         (status = 500, description = "Something failed on our side (`internal`; logged). Retry.", body = Problem, content_type = "application/problem+json"),
         (status = 503, description = "The request ran past the server's timeout (`timeout`). Retry.", body = Problem, content_type = "application/problem+json"),
     ),
@@ -277,5 +357,10 @@ pub(crate) async fn get(
         .operation_status(caller.tenant.id, action, &key)
         .await?
         .ok_or(RestError::OperationNotFound(action))?;
-    Ok(axum::Json(status.into()))
+    match status.phase {
+        KeyPhase::Replayable | KeyPhase::Expired => Ok(axum::Json(status.into())),
+        // The kitchen answers no status for a forgotten key; should one
+        // come, it is what 404 means: nothing remembered, the key is free.
+        KeyPhase::Forgotten => Err(RestError::OperationNotFound(action)),
+    }
 }

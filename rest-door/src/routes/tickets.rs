@@ -35,7 +35,10 @@ pub(crate) fn ticket_id(raw: &str) -> Result<TicketId, RestError> {
 /// the same key and the same body gets the original answer again (same
 /// status, same body bytes, same Location and ETag) plus
 /// `Idempotent-Replayed: true`, and creates nothing. The same key with a
-/// different body is refused.
+/// different body is refused. Past the key's replay window (every answer
+/// says until when in `Idempotency-Replayable-Until`) the first answer is no
+/// longer kept: the same request then answers `200` with the ticket as it is
+/// now and `Idempotent-Replayed: expired`, and still creates nothing.
 #[utoipa::path(
     post,
     path = "/v1/tickets",
@@ -44,17 +47,26 @@ pub(crate) fn ticket_id(raw: &str) -> Result<TicketId, RestError> {
     params(IdempotencyKeyHeader),
     request_body(content = CreateTicketRequest, content_type = "application/json"),
     responses(
-        (status = 201, description = "Created, or replayed (then `Idempotent-Replayed: true` is set and the body is byte-identical to the first answer). A replay is a `201` too, never a `200`.", body = TicketBody,
+        (status = 200, description = "The same request with a key past its replay window (`Idempotent-Replayed: expired`): the first request created the ticket and nothing new was created. The first answer is no longer kept, so the body is the ticket as it is now (as GET shows it), `Location` its address and `ETag` its version now. Do not retry with a new key: that would create a second ticket.", body = TicketBody,
+            headers(
+                ("Location" = String, description = "The ticket the first request created: /v1/tickets/{id}"),
+                ("ETag" = String, description = "The ticket's version now"),
+                ("Idempotent-Replayed" = String, description = "`expired`"),
+                ("Idempotency-Replayable-Until" = String, description = "Until when a retry of this request with this key replayed the first answer (RFC 3339, now in the past). See the API description."),
+            )),
+        (status = 201, description = "Created, or replayed (then `Idempotent-Replayed: true` is set and the body is byte-identical to the first answer). A replay within the key's replay window is a `201` too, never a `200`.", body = TicketBody,
             headers(
                 ("Location" = String, description = "The ticket: /v1/tickets/{id}"),
                 ("ETag" = String, description = "The ticket's version, a strong tag (`\"1\"`): what `If-Match` takes"),
-                ("Idempotent-Replayed" = String, description = "`true` when this answer is a replay of an earlier one"),
+                ("Idempotent-Replayed" = String, description = "`true` when this answer is a replay of the first one; `expired` when the key's replay window is over (the body is then the resource as it is now, and nothing new was made)"),
+                ("Idempotency-Replayable-Until" = String, description = "Until when a retry of this request with this key replays the first answer (RFC 3339); after it the same request answers `Idempotent-Replayed: expired`. See the API description."),
             ),
             links(("GetTicket" = (operation_id = "get_ticket", parameters(("id" = "$response.body#/id")), description = "The ticket just created (or replayed)")))),
         (status = 202, description = "With a ticket provider: its answer was lost, so the ticket may or may not exist; the service is reconciling. Retry the same request with the same key, or GET the Location. Never use a new key for this ticket.", body = OutcomeUnknown,
             headers(
                 ("Location" = String, description = "The operation's status resource"),
                 ("Retry-After" = u64, description = "Seconds to wait before asking again"),
+                ("Idempotency-Replayable-Until" = String, description = "Until when a retry of this request with this key replays the first answer (RFC 3339); after it the same request answers `Idempotent-Replayed: expired`. See the API description."),
             )),
         (status = 400, description = "Idempotency-Key missing or malformed (`idempotency-key-missing`, `idempotency-key-malformed`), the body not JSON (`malformed-json`) or of the wrong shape (`invalid-body`), fields invalid (`validation-failed`; `errors` lists each), or a header the server needs once sent twice or malformed (`bad-request`). Nothing created, key not used.", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "Missing or invalid bearer token.", body = Problem, content_type = "application/problem+json",
@@ -64,10 +76,16 @@ pub(crate) fn ticket_id(raw: &str) -> Result<TicketId, RestError> {
         (status = 413, description = "Body over 64 KiB (after gzip decoding). It is refused before the key is read. Nothing created, key not used.", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "Body is not application/json (`unsupported-media-type`), or compressed with a Content-Encoding other than gzip (`unsupported-content-encoding`). Nothing created, key not used.", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "The key was used for a different request (`original_operation` links its status resource), or the ticket provider refused the ticket (`provider-rejected`; the key is not used up). Nothing created.", body = Problem, content_type = "application/problem+json",
-            headers(("Link" = String, description = "<status resource>; rel=\"original\""))),
+            headers(
+                ("Link" = String, description = "<status resource>; rel=\"original\""),
+                ("Idempotency-Replayable-Until" = String, description = "The replay horizon of the operation that owns the key (RFC 3339): for a reused key, the original operation's"),
+            )),
         (status = 500, description = "Something failed on our side (`internal`; logged). The outcome is unknown: retry the same request with the same key, or GET the operation by key.", body = Problem, content_type = "application/problem+json"),
         (status = 503, description = "The request ran past the server's timeout (`timeout`): the outcome is unknown, retry with the same key. Or the ticket provider could not be reached (`provider-unavailable`): nothing was sent or created and the key is not used up; retry after Retry-After seconds.", body = Problem, content_type = "application/problem+json",
-            headers(("Retry-After" = u64, description = "Seconds to wait (`provider-unavailable`)"))),
+            headers(
+                ("Retry-After" = u64, description = "Seconds to wait (`provider-unavailable`)"),
+                ("Idempotency-Replayable-Until" = String, description = "The operation's replay horizon (RFC 3339; `provider-unavailable` only)"),
+            )),
     ),
     security(("bearer" = [])),
 )]
@@ -142,7 +160,10 @@ pub(crate) async fn get(
 /// version. The answer is the ticket as the change left it, with its
 /// `ETag`. A retry with the same key and body gets that same answer again
 /// (`Idempotent-Replayed: true`), even if the ticket changed since, and
-/// changes nothing. A patch that changes nothing still uses its key.
+/// changes nothing. A patch that changes nothing still uses its key. Past
+/// the key's replay window (`Idempotency-Replayable-Until`) the same request
+/// answers the ticket as it is now with `Idempotent-Replayed: expired`, and
+/// still changes nothing.
 #[utoipa::path(
     patch,
     path = "/v1/tickets/{id}",
@@ -158,10 +179,12 @@ pub(crate) async fn get(
         (TicketPatchRequest = "application/json"),
     )),
     responses(
-        (status = 200, description = "Changed, or replayed (then `Idempotent-Replayed: true` is set and the body and ETag are the first answer's, byte for byte).", body = TicketBody,
+        (status = 200, description = "Changed, or replayed (then `Idempotent-Replayed: true` is set and the body and ETag are the first answer's, byte for byte). Or the same request with a key past its replay window (`Idempotent-Replayed: expired`): the first request made the change and nothing was changed now; the body and ETag are the ticket as it is now, `Location` its address.", body = TicketBody,
             headers(
-                ("ETag" = String, description = "The ticket's version after the change (`\"4\"`)"),
-                ("Idempotent-Replayed" = String, description = "`true` when this answer is a replay of an earlier one"),
+                ("ETag" = String, description = "The ticket's version after the change (`\"4\"`); with `Idempotent-Replayed: expired`, its version now"),
+                ("Location" = String, description = "With `Idempotent-Replayed: expired` only: the ticket, /v1/tickets/{id}"),
+                ("Idempotent-Replayed" = String, description = "`true` when this answer is a replay of the first one; `expired` when the key's replay window is over (the body is then the resource as it is now, and nothing new was made)"),
+                ("Idempotency-Replayable-Until" = String, description = "Until when a retry of this request with this key replays the first answer (RFC 3339); after it the same request answers `Idempotent-Replayed: expired`. See the API description."),
             )),
         (status = 400, description = "Idempotency-Key missing or malformed (`idempotency-key-missing`, `idempotency-key-malformed`), If-Match malformed or a header the server needs once sent twice (`bad-request`), the body not JSON (`malformed-json`), not an object or with a field of the wrong type or unknown (`invalid-body`, naming it), or fields invalid (`validation-failed`; e.g. `title: null` is `not_removable`). Nothing changed, key not used.", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "Missing or invalid bearer token.", body = Problem, content_type = "application/problem+json",
@@ -173,7 +196,10 @@ pub(crate) async fn get(
         (status = 413, description = "Body over 64 KiB (after gzip decoding). Nothing changed, key not used.", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "Body is neither application/merge-patch+json nor application/json (`unsupported-media-type`), or compressed with a Content-Encoding other than gzip (`unsupported-content-encoding`). Nothing changed, key not used.", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "The key was used for a different request (`idempotency-key-reused`; `original_operation` links its status resource). Nothing changed.", body = Problem, content_type = "application/problem+json",
-            headers(("Link" = String, description = "<status resource>; rel=\"original\""))),
+            headers(
+                ("Link" = String, description = "<status resource>; rel=\"original\""),
+                ("Idempotency-Replayable-Until" = String, description = "For a reused key: the replay horizon of the original operation, the one that owns the key (RFC 3339)"),
+            )),
         (status = 500, description = "Something failed on our side (`internal`; logged). The outcome is unknown: retry the same request with the same key, or GET the operation by key.", body = Problem, content_type = "application/problem+json"),
         (status = 501, description = "This deployment keeps its tickets in a provider, where only creates are sent so far (`not-on-this-backend`). Nothing changed, key not used.", body = Problem, content_type = "application/problem+json"),
         (status = 503, description = "The request ran past the server's timeout (`timeout`): the outcome is unknown, retry with the same key.", body = Problem, content_type = "application/problem+json"),

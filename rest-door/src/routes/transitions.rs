@@ -25,7 +25,10 @@ use crate::schema::{TicketBody, TransitionRequest};
 /// move, staying put included, is refused with `409
 /// transition-not-allowed` and `allowed_moves`, and leaves the key unused.
 /// A retry with the same key and body gets the first answer again
-/// (`Idempotent-Replayed: true`) and moves nothing.
+/// (`Idempotent-Replayed: true`) and moves nothing. Past the key's replay
+/// window (`Idempotency-Replayable-Until`) the same request answers the
+/// ticket as it is now with `Idempotent-Replayed: expired`, and still moves
+/// nothing.
 #[utoipa::path(
     post,
     path = "/v1/tickets/{id}/transitions",
@@ -37,10 +40,12 @@ use crate::schema::{TicketBody, TransitionRequest};
     ),
     request_body(content = TransitionRequest, content_type = "application/json"),
     responses(
-        (status = 200, description = "Moved, or replayed (then `Idempotent-Replayed: true` is set and the body and ETag are the first answer's, byte for byte).", body = TicketBody,
+        (status = 200, description = "Moved, or replayed (then `Idempotent-Replayed: true` is set and the body and ETag are the first answer's, byte for byte). Or the same request with a key past its replay window (`Idempotent-Replayed: expired`): the first request made the move and nothing moved now; the body and ETag are the ticket as it is now, `Location` its address.", body = TicketBody,
             headers(
-                ("ETag" = String, description = "The ticket's version after the move"),
-                ("Idempotent-Replayed" = String, description = "`true` when this answer is a replay of an earlier one"),
+                ("ETag" = String, description = "The ticket's version after the move; with `Idempotent-Replayed: expired`, its version now"),
+                ("Location" = String, description = "With `Idempotent-Replayed: expired` only: the ticket, /v1/tickets/{id}"),
+                ("Idempotent-Replayed" = String, description = "`true` when this answer is a replay of the first one; `expired` when the key's replay window is over (the body is then the resource as it is now, and nothing new was made)"),
+                ("Idempotency-Replayable-Until" = String, description = "Until when a retry of this request with this key replays the first answer (RFC 3339); after it the same request answers `Idempotent-Replayed: expired`. See the API description."),
             )),
         (status = 400, description = "Idempotency-Key missing or malformed (`idempotency-key-missing`, `idempotency-key-malformed`), the body not JSON (`malformed-json`) or of the wrong shape (`invalid-body`), fields invalid (`validation-failed`; e.g. `to` missing or not a status), or a header the server needs once sent twice or malformed (`bad-request`). Nothing changed, key not used.", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "Missing or invalid bearer token.", body = Problem, content_type = "application/problem+json",
@@ -51,7 +56,10 @@ use crate::schema::{TicketBody, TransitionRequest};
         (status = 413, description = "Body over 64 KiB (after gzip decoding). Nothing changed, key not used.", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "Body is not application/json (`unsupported-media-type`), or compressed with a Content-Encoding other than gzip (`unsupported-content-encoding`). Nothing changed, key not used.", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "The key was used for a different request (`idempotency-key-reused`; `original_operation` links its status resource). Nothing changed.", body = Problem, content_type = "application/problem+json",
-            headers(("Link" = String, description = "<status resource>; rel=\"original\""))),
+            headers(
+                ("Link" = String, description = "<status resource>; rel=\"original\""),
+                ("Idempotency-Replayable-Until" = String, description = "For a reused key: the replay horizon of the original operation, the one that owns the key (RFC 3339)"),
+            )),
         (status = 500, description = "Something failed on our side (`internal`; logged). The outcome is unknown: retry the same request with the same key, or GET the operation by key.", body = Problem, content_type = "application/problem+json"),
         (status = 501, description = "This deployment keeps its tickets in a provider, where only creates are sent so far (`not-on-this-backend`). Nothing changed, key not used.", body = Problem, content_type = "application/problem+json"),
         (status = 503, description = "The request ran past the server's timeout (`timeout`): the outcome is unknown, retry with the same key.", body = Problem, content_type = "application/problem+json"),

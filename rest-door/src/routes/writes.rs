@@ -8,19 +8,31 @@ use std::future::Future;
 use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use kitchen::{
-    Action, Caller, Comment, NotCreatedReason, OperationKey, OperationRef, OperationState, Outcome,
-    Receipt, Ticket,
+    Action, Caller, Comment, Expired, NotCreatedReason, OperationKey, OperationRef, OperationState,
+    Outcome, Receipt, Ticket,
 };
 use serde::Serialize;
 use telemetry::{Attempt, Door, Metrics};
+use time::OffsetDateTime;
 use tracing::Instrument;
 use utoipa::ToSchema;
 
 use crate::error::RestError;
+use crate::schema::{CommentBody, TicketBody};
 use crate::{idempotency_key, links, versions};
 
-/// Response header that marks a replayed answer.
+/// Response header that marks an answer to a key used before: `true` for a
+/// replay of the first answer (within the key's replay window), `expired`
+/// for the resource as it is now (after it; nothing new was made).
 pub const IDEMPOTENT_REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
+
+/// Response header that advertises until when a retry with the answer's
+/// key replays the first answer (RFC 3339), on every write answer that has
+/// an operation. No registered name exists; the IETF httpapi idempotency
+/// draft discusses one (ietf-wg-httpapi/idempotency#35, "Idempotency Key
+/// Validity and Expiry").
+pub const IDEMPOTENCY_REPLAYABLE_UNTIL: HeaderName =
+    HeaderName::from_static("idempotency-replayable-until");
 
 /// One write request as it arrived.
 pub(crate) struct WriteRequest<'a> {
@@ -45,6 +57,7 @@ pub(crate) async fn attempt<T, Fut>(
     success: impl FnOnce(&Receipt<T>, bool) -> Response,
 ) -> Result<Response, RestError>
 where
+    T: Current,
     Fut: Future<Output = Result<Outcome<T>, RestError>>,
 {
     let WriteRequest {
@@ -76,14 +89,9 @@ where
     match outcome {
         Ok(outcome) => {
             let name = outcome.name();
-            let caller_mistake = outcome.is_caller_mistake();
-            let answer = answer(action, outcome, success);
-            let failure = match &answer {
-                Err(e) if caller_mistake => e.outcome().1,
-                Ok(_) | Err(_) => None,
-            };
+            let (response, failure) = respond(action, outcome, success);
             attempt.finish(name, failure);
-            answer
+            Ok(response)
         }
         Err(e) => {
             let (outcome, failure) = e.outcome();
@@ -93,36 +101,137 @@ where
     }
 }
 
-/// The one translation of a kitchen outcome into an answer. How long to
-/// wait is the kitchen's to say ([`Outcome::retry_after`]), never ours.
-fn answer<T>(
+/// The answer to one outcome, with its replay horizon advertised, and what
+/// the attempt failed for when the kitchen calls it the caller's mistake.
+fn respond<T: Current>(
     action: Action,
     outcome: Outcome<T>,
     success: impl FnOnce(&Receipt<T>, bool) -> Response,
-) -> Result<Response, RestError> {
+) -> (Response, Option<&'static str>) {
+    let caller_mistake = outcome.is_caller_mistake();
+    let (answer, replayable_until) = answer(action, outcome, success);
+    let (mut response, failure) = match answer {
+        Ok(response) => (response, None),
+        Err(e) => {
+            let failure = if caller_mistake { e.outcome().1 } else { None };
+            (e.into_response(), failure)
+        }
+    };
+    // Every answer that has an operation says until when its key replays,
+    // so that a caller knows how long a retry is a replay (for a conflict:
+    // the original operation's horizon, the one that owns the key).
+    if let Some(until) = replayable_until
+        && let Ok(value) = HeaderValue::from_str(&links::rfc3339(until))
+    {
+        response
+            .headers_mut()
+            .insert(IDEMPOTENCY_REPLAYABLE_UNTIL, value);
+    }
+    (response, failure)
+}
+
+/// The one translation of a kitchen outcome into an answer, and the replay
+/// horizon of the operation it has, if any. How long to wait is the
+/// kitchen's to say ([`Outcome::retry_after`]), never ours.
+fn answer<T: Current>(
+    action: Action,
+    outcome: Outcome<T>,
+    success: impl FnOnce(&Receipt<T>, bool) -> Response,
+) -> (Result<Response, RestError>, Option<OffsetDateTime>) {
     // The kitchen gives a wait for every outcome that waiting resolves; the
     // default is never used (a zero is shown as the shortest wait, 1 s).
     let retry_after = outcome.retry_after().unwrap_or_default();
     match outcome {
-        Outcome::Created(receipt) => Ok(success(&receipt, false)),
-        Outcome::Replayed(receipt) => Ok(success(&receipt, true)),
-        Outcome::Conflict { original } => Err(RestError::KeyReused(original)),
-        Outcome::Invalid { violations } => Err(RestError::Validation(violations)),
-        Outcome::Refused(refusal) => Err(RestError::refused(refusal)),
-        Outcome::InProgress { .. } => Err(RestError::InProgress {
-            action,
-            retry_after,
-        }),
-        Outcome::NotCreated { reason, .. } => Err(match reason {
-            NotCreatedReason::Rejected(why) => RestError::ProviderRejected(why),
-            NotCreatedReason::Unavailable(why) => {
-                RestError::ProviderUnavailable { why, retry_after }
-            }
-        }),
+        Outcome::Created(receipt) => (
+            Ok(success(&receipt, false)),
+            Some(receipt.operation.replayable_until),
+        ),
+        Outcome::Replayed(receipt) => (
+            Ok(success(&receipt, true)),
+            Some(receipt.operation.replayable_until),
+        ),
+        Outcome::Expired(expired) => {
+            let until = expired.operation.replayable_until;
+            (Ok(expired_answer(expired)), Some(until))
+        }
+        Outcome::Conflict { original } => {
+            let until = original.replayable_until;
+            (Err(RestError::KeyReused(original)), Some(until))
+        }
+        Outcome::Invalid { violations } => (Err(RestError::Validation(violations)), None),
+        Outcome::Refused(refusal) => (Err(RestError::refused(refusal)), None),
+        Outcome::InProgress { .. } => (
+            Err(RestError::InProgress {
+                action,
+                retry_after,
+            }),
+            None,
+        ),
+        Outcome::NotCreated { operation, reason } => (
+            Err(match reason {
+                NotCreatedReason::Rejected(why) => RestError::ProviderRejected(why),
+                NotCreatedReason::Unavailable(why) => {
+                    RestError::ProviderUnavailable { why, retry_after }
+                }
+            }),
+            Some(operation.replayable_until),
+        ),
         Outcome::Unknown { operation, reason } => {
-            Ok(outcome_unknown(&operation, reason, retry_after))
+            let until = operation.replayable_until;
+            (
+                Ok(outcome_unknown(&operation, reason, retry_after)),
+                Some(until),
+            )
         }
     }
+}
+
+/// What a write makes (a ticket, or a comment), as the door shows it when
+/// the first answer is no longer kept.
+pub(crate) trait Current {
+    /// `200` with the resource as it is now as the body (its usual JSON,
+    /// as a GET shows it), its `Location`, and for a ticket its `ETag`.
+    fn current(self) -> Response;
+}
+
+impl Current for Ticket {
+    fn current(self) -> Response {
+        let location = HeaderValue::from_str(&links::ticket(self.id));
+        let etag = versions::etag(self.version);
+        let mut response = (
+            StatusCode::OK,
+            [(header::ETAG, etag)],
+            axum::Json(TicketBody::from(self)),
+        )
+            .into_response();
+        if let Ok(location) = location {
+            response.headers_mut().insert(header::LOCATION, location);
+        }
+        response
+    }
+}
+
+impl Current for Comment {
+    fn current(self) -> Response {
+        let location = HeaderValue::from_str(&links::comment(self.ticket_id, self.id));
+        let mut response = (StatusCode::OK, axum::Json(CommentBody::from(self))).into_response();
+        if let Ok(location) = location {
+            response.headers_mut().insert(header::LOCATION, location);
+        }
+        response
+    }
+}
+
+/// The same request with a key whose replay window is over: `200`, the
+/// resource as it is now and `Idempotent-Replayed: expired`. Not the first
+/// answer (it is no longer kept), and not a problem: the effect exists and
+/// nothing new was made, which is what the caller's retry wanted.
+fn expired_answer<T: Current>(expired: Expired<T>) -> Response {
+    let mut response = expired.current.current();
+    response
+        .headers_mut()
+        .insert(IDEMPOTENT_REPLAYED, HeaderValue::from_static("expired"));
+    response
 }
 
 /// The body of a `202`: the outcome is not known yet.
@@ -236,12 +345,9 @@ mod tests {
     /// The answer to `outcome` (a write that made nothing), as status,
     /// headers and problem body.
     async fn refusal(outcome: Outcome<Ticket>) -> (StatusCode, HeaderMap, serde_json::Value) {
-        let response = match answer(Action::UpdateTicket, outcome, |_, _| {
+        let (response, _) = respond(Action::UpdateTicket, outcome, |_, _| {
             panic!("nothing was written, so there is no receipt to show")
-        }) {
-            Ok(response) => response,
-            Err(e) => e.into_response(),
-        };
+        });
         let (parts, body) = response.into_parts();
         let bytes = axum::body::to_bytes(body, usize::MAX)
             .await
@@ -303,6 +409,80 @@ mod tests {
                 .is_some_and(|d| d.contains("Nothing was changed by this one")),
             "{problem}"
         );
+    }
+
+    fn operation(action: Action) -> OperationRef {
+        OperationRef {
+            action,
+            key: OperationKey::parse("0193a4f2-7c1e-7b8a").expect("a key"),
+            created_at: time::macros::datetime!(2026-03-01 09:00:00.25 UTC),
+            resource: None,
+            replayable_until: time::macros::datetime!(2026-03-31 09:00:01 UTC),
+            retained_until: time::macros::datetime!(2027-04-05 09:00:01 UTC),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_conflict_shows_the_original_operations_replay_horizon() {
+        let (status, headers, problem) = refusal(Outcome::Conflict {
+            original: operation(Action::UpdateTicket),
+        })
+        .await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+        assert_eq!(problem["type"], "/problems/idempotency-key-reused");
+        assert_eq!(
+            headers[IDEMPOTENCY_REPLAYABLE_UNTIL],
+            "2026-03-31T09:00:01Z"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_outcome_without_an_operation_shows_no_horizon() {
+        let (_, headers, _) = refusal(Outcome::InProgress {
+            retry_after: Duration::from_secs(1),
+        })
+        .await;
+        assert!(headers.get(IDEMPOTENCY_REPLAYABLE_UNTIL).is_none());
+    }
+
+    #[tokio::test]
+    async fn an_expired_key_answers_the_ticket_as_it_is_now() {
+        let ticket: Ticket = serde_json::from_value(serde_json::json!({
+            "id": "01a22a26-e9e7-75b6-8d7f-025b02dea37c",
+            "project_id": "ops",
+            "title": "Changed meanwhile",
+            "priority": "normal",
+            "status": "open",
+            "created_at": "2026-03-01T09:00:00.25Z",
+            "version": 4,
+        }))
+        .expect("a ticket");
+        let outcome = Outcome::Expired(kitchen::Expired {
+            current: ticket,
+            operation: operation(Action::CreateTicket),
+        });
+        let (response, failure) = respond(Action::CreateTicket, outcome, |_, _| {
+            panic!("an expired key has no receipt: its first answer is gone")
+        });
+        assert_eq!(failure, None);
+        let (parts, body) = response.into_parts();
+        assert_eq!(parts.status, StatusCode::OK);
+        let headers = &parts.headers;
+        assert_eq!(headers[IDEMPOTENT_REPLAYED], "expired");
+        assert_eq!(
+            headers[IDEMPOTENCY_REPLAYABLE_UNTIL],
+            "2026-03-31T09:00:01Z"
+        );
+        assert_eq!(
+            headers[header::LOCATION],
+            "/v1/tickets/01a22a26-e9e7-75b6-8d7f-025b02dea37c"
+        );
+        assert_eq!(headers[header::ETAG], "\"4\"");
+        let bytes = axum::body::to_bytes(body, usize::MAX)
+            .await
+            .expect("a body");
+        let shown: serde_json::Value = serde_json::from_slice(&bytes).expect("JSON");
+        assert_eq!(shown["title"], "Changed meanwhile");
     }
 
     #[tokio::test]

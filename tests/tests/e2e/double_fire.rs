@@ -3,20 +3,29 @@
 //! instances; on both, checks 18 to 23 for update_ticket,
 //! transition_ticket and add_comment through both doors), and with
 //! sabotaged retries the fault checks must fail, which shows the faults
-//! bite and the checks can catch a duplicate.
+//! bite and the checks can catch a duplicate. Check 24 (a retry after the
+//! key's replay window) runs against a server with a one-second window:
+//! `expired`, one ticket; sabotaged, a second ticket and a failure.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::time::Duration;
 
 use drivers::double_fire::{self, CheckResult, Options, Report, Restart, Target, Verdict};
+use e2e_tests::TestApp;
 use e2e_tests::process::{ServerProcess, fault_injection_binary};
-use kitchen::Action;
 use kitchen::testing::{Backend, TestDatabase, tenant_with_token};
+use kitchen::{Action, KitchenConfig};
 
 /// The checks that run for the lifecycle actions (the policies of checks
 /// 2, 3, 4, 5, 7 and 8).
 const LIFECYCLE_CHECKS: std::ops::RangeInclusive<u8> = 18..=23;
+/// The check that retries after the key's replay window.
+const AFTER_WINDOW: u8 = 24;
+/// What check 24 says when the server's window is too long to wait out.
+const WINDOW_TOO_LONG: &str = "start it with --replay-window-secs 3";
+
 /// The lifecycle actions: every action but create_ticket.
 fn lifecycle() -> impl Iterator<Item = Action> {
     Action::ALL
@@ -138,6 +147,25 @@ async fn the_full_matrix_passes(db: TestDatabase) {
             "one SQLite instance: no check 9"
         );
     }
+    assert_window_check_skipped_visibly(&report);
+}
+
+/// Against the default 30-day window check 24 cannot wait: it is skipped
+/// through both doors, and the summary says why and how to run it.
+fn assert_window_check_skipped_visibly(report: &Report) {
+    assert_eq!(
+        verdicts(report, AFTER_WINDOW),
+        [Verdict::Skip, Verdict::Skip]
+    );
+    let summary = report.summary();
+    let line = summary
+        .lines()
+        .find(|l| l.starts_with(&format!("skipped {AFTER_WINDOW}: ")))
+        .unwrap_or_else(|| panic!("the summary names the skipped check 24: {summary}"));
+    assert!(
+        line.contains("server's replay window is") && line.contains(WINDOW_TOO_LONG),
+        "{line}"
+    );
 }
 
 async fn without_stable_keys_the_faults_make_duplicates(db: TestDatabase) {
@@ -197,9 +225,76 @@ async fn without_stable_keys_the_faults_make_duplicates(db: TestDatabase) {
                 .all(|v| *v == Verdict::Pass)
         );
     }
+    assert_window_check_skipped_visibly(&report);
+}
+
+/// Runs check 24 alone against a server whose keys replay for one second.
+///
+/// The check waits out the window in real time: the one place the suite
+/// waits on the clock, because it drives a live server end to end (the
+/// kitchen's own lifecycle tests use a manual clock). Horizons are whole
+/// seconds, so with a one-second window the wait is 1 to 2 s, for both
+/// doors at once.
+async fn drive_after_the_window(db: &TestDatabase, fresh_key_retries: bool) -> Report {
+    let config = KitchenConfig {
+        replay_window: kitchen::RetentionPeriod::SECOND,
+        ..KitchenConfig::default()
+    };
+    let app = TestApp::spawn_with(db, config, Duration::from_secs(30)).await;
+    let acme = app.tenant("acme").await;
+    let target = Target {
+        base_url: app.address.clone(),
+        token: acme.token,
+        other_token: None,
+        second_base_url: None,
+        restart: None,
+        provider: None,
+    };
+    let options = Options {
+        fresh_key_retries,
+        only: Some(AFTER_WINDOW),
+        ..Options::default()
+    };
+    let report = double_fire::run(&target, options, |result| println!("{result}")).await;
+    println!("{}", report.summary());
+    app.stop().await;
+    report
+}
+
+async fn a_retry_after_the_replay_window_is_expired_and_makes_nothing(db: TestDatabase) {
+    let report = drive_after_the_window(&db, false).await;
+    assert_eq!(
+        verdicts(&report, AFTER_WINDOW),
+        [Verdict::Pass, Verdict::Pass],
+        "{:#?}",
+        report.checks
+    );
+    assert_eq!(report.checks.len(), 2, "--only runs check 24 alone");
+    for check in &report.checks {
+        assert_eq!(check.effects.len(), 1, "{check}");
+        assert!(check.detail.contains("retry after it: expired"), "{check}");
+    }
+    assert_eq!(report.totals.duplicates, 0);
+}
+
+async fn a_fresh_key_after_the_replay_window_duplicates_and_check_24_fails(db: TestDatabase) {
+    let report = drive_after_the_window(&db, true).await;
+    assert_eq!(
+        verdicts(&report, AFTER_WINDOW),
+        [Verdict::Fail, Verdict::Fail],
+        "{:#?}",
+        report.checks
+    );
+    for check in &report.checks {
+        assert_eq!(check.effects.len(), 2, "a second ticket: {check}");
+        assert!(check.detail.contains("retry after it: created"), "{check}");
+    }
+    assert_eq!(report.totals.duplicates, 2);
 }
 
 kitchen::on_both_databases!(
     the_full_matrix_passes,
-    without_stable_keys_the_faults_make_duplicates
+    without_stable_keys_the_faults_make_duplicates,
+    a_retry_after_the_replay_window_is_expired_and_makes_nothing,
+    a_fresh_key_after_the_replay_window_duplicates_and_check_24_fails
 );

@@ -12,14 +12,14 @@ use crate::{DISK_FULL, fresh_key};
 const MERGE_PATCH: &str = "application/merge-patch+json";
 
 /// A write's answer, read whole.
-struct Answer {
-    status: u16,
-    headers: reqwest::header::HeaderMap,
-    body: Vec<u8>,
+pub(crate) struct Answer {
+    pub(crate) status: u16,
+    pub(crate) headers: reqwest::header::HeaderMap,
+    pub(crate) body: Vec<u8>,
 }
 
 impl Answer {
-    async fn of(response: reqwest::Response) -> Self {
+    pub(crate) async fn of(response: reqwest::Response) -> Self {
         Self {
             status: response.status().as_u16(),
             headers: response.headers().clone(),
@@ -27,20 +27,20 @@ impl Answer {
         }
     }
 
-    fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         serde_json::from_slice(&self.body).expect("a JSON body")
     }
 
-    fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).map(|v| v.to_str().expect("ASCII"))
     }
 
-    fn replayed(&self) -> bool {
+    pub(crate) fn replayed(&self) -> bool {
         self.header("idempotent-replayed") == Some("true")
     }
 
     /// Asserts a problem document of `status` and `slug`; answers it.
-    fn problem(&self, status: u16, slug: &str) -> Value {
+    pub(crate) fn problem(&self, status: u16, slug: &str) -> Value {
         assert_eq!(
             self.status,
             status,
@@ -59,7 +59,7 @@ impl Answer {
 }
 
 /// A ticket of `tenant`; its id.
-async fn create(app: &TestApp, tenant: &TestTenant) -> String {
+pub(crate) async fn create(app: &TestApp, tenant: &TestTenant) -> String {
     let created = Answer::of(app.post_ticket(tenant, Some(&fresh_key()), DISK_FULL).await).await;
     assert_eq!(created.status, 201);
     created.json()["id"].as_str().expect("an id").to_owned()
@@ -92,7 +92,7 @@ async fn patch_as(
 }
 
 /// `PATCH /v1/tickets/{id}` as a merge patch.
-async fn patch(
+pub(crate) async fn patch(
     app: &TestApp,
     tenant: &TestTenant,
     id: &str,
@@ -115,7 +115,13 @@ async fn post(app: &TestApp, tenant: &TestTenant, path: &str, key: &str, body: &
     Answer::of(request.send().await.expect("server answers")).await
 }
 
-async fn transition(app: &TestApp, tenant: &TestTenant, id: &str, key: &str, body: &str) -> Answer {
+pub(crate) async fn transition(
+    app: &TestApp,
+    tenant: &TestTenant,
+    id: &str,
+    key: &str,
+    body: &str,
+) -> Answer {
     post(
         app,
         tenant,
@@ -126,7 +132,13 @@ async fn transition(app: &TestApp, tenant: &TestTenant, id: &str, key: &str, bod
     .await
 }
 
-async fn comment(app: &TestApp, tenant: &TestTenant, id: &str, key: &str, body: &str) -> Answer {
+pub(crate) async fn comment(
+    app: &TestApp,
+    tenant: &TestTenant,
+    id: &str,
+    key: &str,
+    body: &str,
+) -> Answer {
     post(
         app,
         tenant,
@@ -137,7 +149,7 @@ async fn comment(app: &TestApp, tenant: &TestTenant, id: &str, key: &str, body: 
     .await
 }
 
-async fn get(app: &TestApp, tenant: &TestTenant, path: &str) -> Answer {
+pub(crate) async fn get(app: &TestApp, tenant: &TestTenant, path: &str) -> Answer {
     Answer::of(app.get(tenant, path).await).await
 }
 
@@ -148,7 +160,7 @@ async fn key_unused(app: &TestApp, tenant: &TestTenant, action: &str, key: &str)
 }
 
 /// Every history entry of a ticket, oldest first.
-async fn history(app: &TestApp, tenant: &TestTenant, id: &str) -> Vec<Value> {
+pub(crate) async fn history(app: &TestApp, tenant: &TestTenant, id: &str) -> Vec<Value> {
     let page = get(app, tenant, &format!("/v1/tickets/{id}/history?limit=200")).await;
     assert_eq!(page.status, 200);
     page.json()["entries"].as_array().expect("entries").clone()

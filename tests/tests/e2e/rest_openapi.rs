@@ -80,6 +80,8 @@ async fn the_document_matches_the_router() {
     for needle in [
         "Idempotency-Key",
         "Idempotent-Replayed",
+        "Idempotency-Replayable-Until",
+        "ietf-wg-httpapi/idempotency#35",
         "Retry-After",
         "Location",
         "ETag",
@@ -114,7 +116,7 @@ async fn the_document_matches_the_router() {
             "post",
             "/v1/tickets",
             vec![
-                "201", "202", "400", "401", "409", "413", "415", "422", "500", "503",
+                "200", "201", "202", "400", "401", "409", "413", "415", "422", "500", "503",
             ],
         ),
         (
@@ -136,7 +138,7 @@ async fn the_document_matches_the_router() {
         (
             "post",
             "/v1/tickets/{id}/comments",
-            [&["201"][..], write].concat(),
+            [&["200", "201"][..], write].concat(),
         ),
         ("get", "/v1/tickets/{id}/comments", read.to_vec()),
         (
@@ -268,6 +270,30 @@ async fn the_document_matches_the_router() {
             (&key["schema"]["minLength"], &key["schema"]["maxLength"]),
             (&kitchen::MIN_KEY_LEN.into(), &kitchen::MAX_KEY_LEN.into())
         );
+    }
+    // Every write answer that has an operation advertises its replay
+    // horizon, and the success answers say what `expired` means.
+    for (method, path, statuses) in [
+        ("post", "/v1/tickets", &["200", "201", "202", "422"][..]),
+        ("patch", "/v1/tickets/{id}", &["200", "422"]),
+        ("post", "/v1/tickets/{id}/transitions", &["200", "422"]),
+        ("post", "/v1/tickets/{id}/comments", &["200", "201", "422"]),
+    ] {
+        for status in statuses {
+            let headers = &doc["paths"][path][method]["responses"][status]["headers"];
+            assert!(
+                headers["Idempotency-Replayable-Until"].is_object(),
+                "{method} {path} {status} documents Idempotency-Replayable-Until"
+            );
+            if status.starts_with('2') && *status != "202" {
+                assert!(
+                    headers["Idempotent-Replayed"]["description"]
+                        .as_str()
+                        .is_some_and(|d| d.contains("expired")),
+                    "{method} {path} {status} documents Idempotent-Replayed: expired"
+                );
+            }
+        }
     }
     let key = doc["paths"]["/v1/tickets"]["post"]["parameters"]
         .as_array()

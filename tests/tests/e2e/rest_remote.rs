@@ -36,12 +36,24 @@ async fn spawn_remote(db: &TestDatabase) -> (TestApp, RunningSim) {
                 call_timeout,
                 // Out of the way: these tests reconcile on demand.
                 reconcile_every: Duration::from_secs(3600),
+                ..RemoteSettings::default()
             },
         },
         ..KitchenConfig::default()
     };
     let app = TestApp::spawn_with(db, config, Duration::from_secs(30)).await;
     (app, sim)
+}
+
+/// The `Idempotency-Replayable-Until` of an answer that has an operation.
+fn replay_horizon(answer: &reqwest::Response) -> String {
+    answer
+        .headers()
+        .get("idempotency-replayable-until")
+        .expect("the answer advertises its replay horizon")
+        .to_str()
+        .expect("ascii")
+        .to_owned()
 }
 
 async fn a_lost_answer_is_202_then_reconciled(db: TestDatabase) {
@@ -59,6 +71,7 @@ async fn a_lost_answer_is_202_then_reconciled(db: TestDatabase) {
         .to_owned();
     assert_eq!(location, format!("/v1/operations/create_ticket/{key}"));
     assert_eq!(lost.headers()["retry-after"], "2");
+    let horizon = replay_horizon(&lost);
     let body: serde_json::Value = lost.json().await.expect("JSON");
     assert_eq!(body["state"], "unknown");
     assert!(
@@ -72,6 +85,10 @@ async fn a_lost_answer_is_202_then_reconciled(db: TestDatabase) {
     // Reading the status reconciles: the provider has the ticket.
     let status: serde_json::Value = app.get(&acme, &location).await.json().await.expect("JSON");
     assert_eq!(status["state"], "succeeded");
+    assert_eq!(
+        status["replayable_until"], horizon,
+        "the 202 advertises the operation's replay horizon"
+    );
     assert_eq!(status["effect"]["attempts"][0]["result"], "ambiguous");
     assert_eq!(status["effect"]["last_reconciliation"]["result"], "found");
     assert_eq!(status["effect"]["last_reconciliation"]["trigger"], "status");
@@ -113,6 +130,7 @@ async fn refused_and_unreachable_are_problems_that_keep_the_key(db: TestDatabase
         .expect("set the fault");
     let refused = app.post_ticket(&acme, Some(&key), DISK_FULL).await;
     assert_eq!(refused.status(), 422);
+    let horizon = replay_horizon(&refused);
     let problem: serde_json::Value = refused.json().await.expect("JSON");
     assert_eq!(problem["type"], "/problems/provider-rejected");
     snapshot_settings().bind(|| insta::assert_json_snapshot!("remote_problem_rejected", problem));
@@ -123,6 +141,7 @@ async fn refused_and_unreachable_are_problems_that_keep_the_key(db: TestDatabase
         .await
         .expect("JSON");
     assert_eq!(status["state"], "failed_before_effect");
+    assert_eq!(status["replayable_until"], horizon);
 
     let down = fresh_key();
     sim.client()
@@ -132,6 +151,7 @@ async fn refused_and_unreachable_are_problems_that_keep_the_key(db: TestDatabase
     let unreachable = app.post_ticket(&acme, Some(&down), DISK_FULL).await;
     assert_eq!(unreachable.status(), 503);
     assert_eq!(unreachable.headers()["retry-after"], "5");
+    replay_horizon(&unreachable);
     let problem: serde_json::Value = unreachable.json().await.expect("JSON");
     assert_eq!(problem["type"], "/problems/provider-unavailable");
     snapshot_settings().bind(|| {

@@ -162,7 +162,59 @@ async fn a_scripted_sequence_moves_each_counter_exactly(db: TestDatabase) {
     assert_eq!(theirs["doors"], json!([]), "stats are per tenant");
 }
 
-kitchen::on_both_databases!(a_scripted_sequence_moves_each_counter_exactly);
+/// The server's own retention sweep reports what it did: a server started
+/// on a database holding records past their replay window tombstones them
+/// in its first sweep, and `/metrics` counts them by kind.
+async fn the_retention_sweep_is_counted_by_kind(db: TestDatabase) {
+    let clock = kitchen::Clock::manual(time::OffsetDateTime::now_utc());
+    let config = kitchen::KitchenConfig {
+        clock: clock.clone(),
+        replay_window: time::Duration::days(1),
+        ..kitchen::KitchenConfig::default()
+    };
+    let before = TestApp::spawn_with(&db, config.clone(), std::time::Duration::from_secs(30)).await;
+    let acme = before.tenant("acme").await;
+    for _ in 0..3 {
+        assert_eq!(
+            before
+                .post_ticket(&acme, Some(&fresh_key()), DISK_FULL)
+                .await
+                .status(),
+            201
+        );
+    }
+    before.stop().await;
+    clock.advance(time::Duration::days(2));
+    // Its first sweep runs as it starts; wait for it to be counted.
+    let app = TestApp::spawn_with(&db, config, std::time::Duration::from_secs(30)).await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let counted = loop {
+        let text = metrics_text(&app).await;
+        let n = sample(
+            &text,
+            "tickets_sweep_records_total",
+            &[("kind", "tombstoned")],
+        );
+        if n == 3.0 || std::time::Instant::now() > deadline {
+            break n;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
+    assert_eq!(
+        counted, 3.0,
+        "three records past the window, tombstoned once"
+    );
+    let text = metrics_text(&app).await;
+    assert_eq!(
+        sample(&text, "tickets_sweep_records_total", &[("kind", "deleted")]),
+        0.0
+    );
+}
+
+kitchen::on_both_databases!(
+    a_scripted_sequence_moves_each_counter_exactly,
+    the_retention_sweep_is_counted_by_kind,
+);
 
 /// Every exported span, as OTLP/JSON resource-span documents.
 type Received = Arc<Mutex<Vec<Value>>>;

@@ -33,12 +33,16 @@ impl utoipa::IntoParams for IfMatchHeader {
     }
 }
 
+/// The most digits a version in `If-Match` may have: every 18-digit number
+/// fits a version (an `i64`), and no ticket gets near that many changes.
+const MAX_VERSION_DIGITS: usize = 18;
+
 /// `*`, or one strong ETag of a version (a whole number from 1).
 fn if_match_schema() -> utoipa::openapi::schema::Object {
     use utoipa::openapi::schema::{ObjectBuilder, SchemaType, Type};
     ObjectBuilder::new()
         .schema_type(SchemaType::Type(Type::String))
-        .pattern(Some(r#"^(?:\*|"[1-9][0-9]*")$"#))
+        .pattern(Some(r#"^(?:\*|"[1-9][0-9]{0,17}")$"#))
         .build()
 }
 
@@ -75,8 +79,13 @@ pub(crate) fn expected_version(headers: &HeaderMap) -> Result<Option<Version>, R
         .strip_prefix('"')
         .and_then(|r| r.strip_suffix('"'))
         // Digits only, without a leading zero: the spelling this service
-        // sends, so a tag is one string and compares as one.
-        .filter(|n| n.bytes().all(|b| b.is_ascii_digit()) && !n.starts_with('0'))
+        // sends, so a tag is one string and compares as one. At most 18
+        // digits (as the schema says), so every such tag is a number.
+        .filter(|n| {
+            n.len() <= MAX_VERSION_DIGITS
+                && n.bytes().all(|b| b.is_ascii_digit())
+                && !n.starts_with('0')
+        })
         .and_then(|n| n.parse::<i64>().ok())
         .ok_or_else(|| refuse(&format!("{raw:?}")))?;
     Version::parse(number, "If-Match").map(Some).map_err(|_| {
@@ -120,6 +129,7 @@ mod tests {
             &["\"\""],
             &["\"abc\""],
             &["\"99999999999999999999\""],
+            &["\"1000000000000000000\""],
             &["\"3\"", "\"4\""],
         ] {
             assert!(

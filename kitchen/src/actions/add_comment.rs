@@ -1,17 +1,14 @@
 //! `add_comment`: add a comment to a ticket. A create under a parent: the
 //! key names the comment, and the ticket must exist for the tenant.
 
-use uuid::Uuid;
-
 use crate::KitchenError;
 use crate::domain::action::Action;
 use crate::domain::change::Changes;
 use crate::domain::comment::{CanonicalCommentV1, Comment, CommentDraft, CommentId, NewComment};
-use crate::domain::operation::OperationRecord;
 use crate::domain::ticket::TicketId;
 use crate::domain::violation::FieldViolation;
 use crate::outcome::Refusal;
-use crate::store::{self, Db, write::WriteTx};
+use crate::store::{self, write::WriteTx};
 use crate::write::{Applied, WriteAction, WriteContext};
 
 /// Adds one comment. The ticket's version does not change (a comment is not
@@ -31,21 +28,6 @@ impl WriteAction for AddComment {
 
     fn canonical(command: &NewComment) -> CanonicalCommentV1<'_> {
         command.canonical()
-    }
-
-    fn resource_id(comment: &Comment) -> Uuid {
-        comment.id.as_uuid()
-    }
-
-    async fn current(
-        db: &Db,
-        record: &OperationRecord,
-        resource: Uuid,
-    ) -> Result<Option<Comment>, KitchenError> {
-        let Some(ticket) = record.ticket_id else {
-            return Ok(None);
-        };
-        store::comments::find(db, record.tenant_id, ticket, CommentId::from_uuid(resource)).await
     }
 
     async fn apply(

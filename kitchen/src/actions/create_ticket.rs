@@ -1,16 +1,13 @@
 //! `create_ticket`: make one ticket.
 
-use uuid::Uuid;
-
 use crate::KitchenError;
 use crate::domain::action::Action;
 use crate::domain::change::Changes;
 use crate::domain::fingerprint::CanonicalV1;
-use crate::domain::operation::OperationRecord;
 use crate::domain::ticket::{NewTicket, Ticket, TicketDraft};
 use crate::domain::violation::FieldViolation;
 use crate::outcome::Refusal;
-use crate::store::{self, Db, write::WriteTx};
+use crate::store::{self, write::WriteTx};
 use crate::write::{Applied, WriteAction, WriteContext};
 
 /// Makes one ticket, `open`, version 1.
@@ -29,18 +26,6 @@ impl WriteAction for CreateTicket {
 
     fn canonical(command: &NewTicket) -> CanonicalV1<'_> {
         command.canonical()
-    }
-
-    fn resource_id(ticket: &Ticket) -> Uuid {
-        ticket.id.as_uuid()
-    }
-
-    async fn current(
-        db: &Db,
-        record: &OperationRecord,
-        resource: Uuid,
-    ) -> Result<Option<Ticket>, KitchenError> {
-        super::current_ticket(db, record, resource).await
     }
 
     async fn apply(

@@ -13,16 +13,42 @@ pub(crate) mod update_ticket;
 use uuid::Uuid;
 
 use crate::KitchenError;
+use crate::domain::comment::{Comment, CommentId};
 use crate::domain::operation::OperationRecord;
 use crate::domain::ticket::{Ticket, TicketId};
 use crate::store::{self, Db};
+use crate::write::WriteResult;
 
-/// `current` for the actions whose result is a ticket: the ticket as it is
-/// now.
-pub(crate) async fn current_ticket(
-    db: &Db,
-    record: &OperationRecord,
-    resource: Uuid,
-) -> Result<Option<Ticket>, KitchenError> {
-    store::tickets::find(db, record.tenant_id, TicketId::from_uuid(resource)).await
+/// Create, update and transition answer with the ticket.
+impl WriteResult for Ticket {
+    fn resource_id(&self) -> Uuid {
+        self.id.as_uuid()
+    }
+
+    async fn current(
+        db: &Db,
+        record: &OperationRecord,
+        resource: Uuid,
+    ) -> Result<Option<Self>, KitchenError> {
+        store::tickets::find(db, record.tenant_id, TicketId::from_uuid(resource)).await
+    }
+}
+
+/// `add_comment` answers with the comment; the record's ticket is the one
+/// it was added to.
+impl WriteResult for Comment {
+    fn resource_id(&self) -> Uuid {
+        self.id.as_uuid()
+    }
+
+    async fn current(
+        db: &Db,
+        record: &OperationRecord,
+        resource: Uuid,
+    ) -> Result<Option<Self>, KitchenError> {
+        let Some(ticket) = record.ticket_id else {
+            return Ok(None);
+        };
+        store::comments::find(db, record.tenant_id, ticket, CommentId::from_uuid(resource)).await
+    }
 }

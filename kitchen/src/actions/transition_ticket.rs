@@ -1,16 +1,13 @@
 //! `transition_ticket`: move a ticket through the status machine.
 
-use uuid::Uuid;
-
 use crate::KitchenError;
 use crate::domain::action::Action;
 use crate::domain::change::Changes;
-use crate::domain::operation::OperationRecord;
 use crate::domain::ticket::{Ticket, TicketId};
 use crate::domain::transition::{CanonicalTransitionV1, Transition, TransitionDraft};
 use crate::domain::violation::FieldViolation;
 use crate::outcome::Refusal;
-use crate::store::{self, Db, write::WriteTx};
+use crate::store::{self, write::WriteTx};
 use crate::write::{Applied, WriteAction, WriteContext};
 
 /// Moves a ticket to another status, if the status machine allows it from
@@ -30,18 +27,6 @@ impl WriteAction for TransitionTicket {
 
     fn canonical(command: &Transition) -> CanonicalTransitionV1<'_> {
         command.canonical()
-    }
-
-    fn resource_id(ticket: &Ticket) -> Uuid {
-        ticket.id.as_uuid()
-    }
-
-    async fn current(
-        db: &Db,
-        record: &OperationRecord,
-        resource: Uuid,
-    ) -> Result<Option<Ticket>, KitchenError> {
-        super::current_ticket(db, record, resource).await
     }
 
     async fn apply(

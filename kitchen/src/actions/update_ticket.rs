@@ -1,16 +1,13 @@
 //! `update_ticket`: edit a ticket's title, description, priority or
 //! assignee, optionally only if it is still at the version the caller saw.
 
-use uuid::Uuid;
-
 use crate::KitchenError;
 use crate::domain::action::Action;
-use crate::domain::operation::OperationRecord;
 use crate::domain::patch::{CanonicalEditV1, TicketEdit, TicketUpdate};
 use crate::domain::ticket::Ticket;
 use crate::domain::violation::FieldViolation;
 use crate::outcome::Refusal;
-use crate::store::{self, Db, write::WriteTx};
+use crate::store::{self, write::WriteTx};
 use crate::write::{Applied, WriteAction, WriteContext};
 
 /// Edits a ticket. A patch that changes nothing is still a valid command:
@@ -30,18 +27,6 @@ impl WriteAction for UpdateTicket {
 
     fn canonical(command: &TicketEdit) -> CanonicalEditV1<'_> {
         command.canonical()
-    }
-
-    fn resource_id(ticket: &Ticket) -> Uuid {
-        ticket.id.as_uuid()
-    }
-
-    async fn current(
-        db: &Db,
-        record: &OperationRecord,
-        resource: Uuid,
-    ) -> Result<Option<Ticket>, KitchenError> {
-        super::current_ticket(db, record, resource).await
     }
 
     async fn apply(

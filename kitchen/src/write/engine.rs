@@ -16,7 +16,7 @@ use crate::store::{self, Db, is_lock_timeout, write};
 
 use crate::domain::tenant::Actor;
 
-use super::{WriteAction, WriteContext};
+use super::{WriteAction, WriteContext, WriteResult};
 
 /// How a write runs: the database, how long to wait for a key another
 /// attempt holds, how long its record replays and is remembered, and the
@@ -113,7 +113,7 @@ impl Engine {
                         original.key
                     ))
                 })?;
-                let current = A::current(&self.db, &original, resource)
+                let current = A::Result::current(&self.db, &original, resource)
                     .await?
                     .ok_or_else(|| {
                         KitchenError::CorruptRecord(format!(
@@ -262,7 +262,7 @@ impl Engine {
         };
         let snapshot = ResultSnapshot::of(&applied.result)
             .map_err(|e| KitchenError::CorruptRecord(format!("result snapshot: {e}")))?;
-        let resource = A::resource_id(&applied.result);
+        let resource = applied.result.resource_id();
         write::finish(&mut tx, record, applied.ticket, resource, &snapshot).await?;
         write::commit(tx).await?;
         #[cfg(feature = "fault-injection")]

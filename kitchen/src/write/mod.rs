@@ -48,7 +48,7 @@ pub(crate) trait WriteAction: Send + Sync + 'static {
     type Command: Send + Sync + 'static;
     /// What the write makes; its JSON is the frozen result every replay
     /// returns byte for byte. Add fields, never reorder or rename them.
-    type Result: Serialize + DeserializeOwned + Send + Sync + 'static;
+    type Result: WriteResult;
     /// The canonical form of a command: a struct of plain values with its
     /// fields in alphabetical order. Its JSON is what the fingerprint hashes,
     /// so two requests that mean the same must give equal forms.
@@ -61,18 +61,6 @@ pub(crate) trait WriteAction: Send + Sync + 'static {
     /// The command's canonical form.
     fn canonical(command: &Self::Command) -> Self::Canonical<'_>;
 
-    /// The id of what the write made or acted on (the ticket, or the new
-    /// comment), kept on the record after its frozen result is dropped.
-    fn resource_id(result: &Self::Result) -> Uuid;
-
-    /// That resource as it is now, for a retry after the replay window;
-    /// `None` if it no longer exists.
-    fn current(
-        db: &Db,
-        record: &OperationRecord,
-        resource: Uuid,
-    ) -> impl Future<Output = Result<Option<Self::Result>, KitchenError>> + Send;
-
     /// Does the write, inside the transaction that claimed the key. Answers
     /// the result and the ticket it made or acted on, or a [`Refusal`]
     /// (then the whole transaction, claim included, is rolled back).
@@ -81,6 +69,23 @@ pub(crate) trait WriteAction: Send + Sync + 'static {
         tx: &mut WriteTx,
         write: &WriteContext,
     ) -> impl Future<Output = Result<Result<Applied<Self::Result>, Refusal>, KitchenError>> + Send;
+}
+
+/// What a write answers with: a resource the record can name after its
+/// frozen result is dropped, and read again as it is now.
+pub(crate) trait WriteResult:
+    Serialize + DeserializeOwned + Send + Sync + Sized + 'static
+{
+    /// The id the record keeps (in its tombstone too).
+    fn resource_id(&self) -> Uuid;
+
+    /// The resource `record` made or acted on, as it is now, for a retry
+    /// after the replay window; `None` if it no longer exists.
+    fn current(
+        db: &Db,
+        record: &OperationRecord,
+        resource: Uuid,
+    ) -> impl Future<Output = Result<Option<Self>, KitchenError>> + Send;
 }
 
 /// What an action's `apply` made.

@@ -17,6 +17,12 @@ pub const DEFAULT_TOMBSTONE_HORIZON: time::Duration = time::Duration::days(400);
 /// default: small, so that on SQLite a write never waits long behind it.
 pub const DEFAULT_SWEEP_BATCH: u32 = 500;
 
+/// How long the sweep rests between two full batches by default. On SQLite
+/// a write waiting for the lock retries on its own schedule (up to every
+/// 100 ms); a sweep that took the lock again at once would keep it from
+/// ever getting in while a backlog drains.
+pub const DEFAULT_SWEEP_PAUSE: Duration = Duration::from_millis(100);
+
 /// How long a create waits for a concurrent attempt by default: 5 seconds.
 pub const DEFAULT_WAIT_BOUND: Duration = Duration::from_secs(5);
 
@@ -40,6 +46,9 @@ pub struct KitchenConfig {
     pub tombstone_horizon: time::Duration,
     /// Most records one sweep batch changes.
     pub sweep_batch: u32,
+    /// How long the sweep rests between two full batches, so that writes
+    /// get the database in between (see [`DEFAULT_SWEEP_PAUSE`]).
+    pub sweep_pause: Duration,
     /// Where the key lifecycle reads the time; the system clock unless a
     /// test holds a manual one.
     pub clock: Clock,
@@ -59,6 +68,7 @@ impl Default for KitchenConfig {
             replay_window: DEFAULT_REPLAY_WINDOW,
             tombstone_horizon: DEFAULT_TOMBSTONE_HORIZON,
             sweep_batch: DEFAULT_SWEEP_BATCH,
+            sweep_pause: DEFAULT_SWEEP_PAUSE,
             clock: Clock::system(),
             max_connections: 10,
             auth_cache_ttl: DEFAULT_AUTH_CACHE_TTL,

@@ -308,6 +308,7 @@ impl Kitchen {
             db: self.db.clone(),
             clock: self.engine.clock.clone(),
             batch: self.config.sweep_batch.max(1),
+            pause: self.config.sweep_pause,
             wait: self.config.wait_bound,
         }
     }

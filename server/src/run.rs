@@ -116,6 +116,7 @@ async fn serve(database_url: &str, args: ServeArgs, metrics: Metrics) -> anyhow:
             None => time_days(args.tombstone_horizon_days),
         },
         sweep_batch: args.sweep_batch,
+        sweep_pause: Duration::from_millis(args.sweep_pause_ms),
         max_connections: args.max_connections,
         auth_cache_ttl: Duration::from_millis(args.auth_cache_ms),
         backend: args.backend.backend()?,

@@ -31,6 +31,8 @@ fn config(clock: &Clock) -> KitchenConfig {
         replay_window: WINDOW,
         tombstone_horizon: HORIZON,
         sweep_batch: 7,
+        // Many small batches: no rest between them here.
+        sweep_pause: std::time::Duration::ZERO,
         ..KitchenConfig::default()
     }
 }

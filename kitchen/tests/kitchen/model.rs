@@ -1285,6 +1285,8 @@ fn model_agrees(backend: Backend) {
                 replay_window: WINDOW,
                 tombstone_horizon: HORIZON,
                 sweep_batch: SWEEP_BATCH,
+                // Many small batches: no rest between them here.
+                sweep_pause: std::time::Duration::ZERO,
                 ..KitchenConfig::default()
             })
             .await;

@@ -13,7 +13,8 @@
 //! - [`provider_sim`]: a fake hosted ticket tracker that misbehaves on
 //!   demand, for testing the remote ticket backend against.
 //! - `bin/double-fire.rs`, `bin/load.rs`, `bin/provider-sim.rs`: the
-//!   command lines.
+//!   command lines; `bin/retention-bench.rs`: what keeping keys costs (the
+//!   retention sweep's benchmark, in-process).
 
 pub mod double_fire;
 pub mod fault_proxy;

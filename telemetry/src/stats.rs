@@ -22,16 +22,22 @@ pub struct DoorStats {
     pub created: u64,
     /// Retries answered with the original.
     pub replayed: u64,
+    /// Retries after the key's replay window, answered with the resource
+    /// as it is now (nothing new was made).
+    pub expired: u64,
     /// Keys reused for another request.
     pub conflict: u64,
     /// Refused input.
     pub invalid: u64,
+    /// Valid writes the ticket did not allow (no such ticket, another
+    /// version, a forbidden move).
+    pub refused: u64,
     /// Told to retry later.
     pub in_progress: u64,
     /// Infrastructure failures.
     pub error: u64,
-    /// replayed / (created + replayed): the share of successful answers
-    /// that were retries. `null` before any.
+    /// (replayed + expired) / (created + replayed + expired): the share of
+    /// successful answers that were retries. `null` before any.
     pub retry_rate: Option<f64>,
 }
 
@@ -60,13 +66,16 @@ impl TenantStats {
         match outcome {
             "created" => s.created += 1,
             "replayed" => s.replayed += 1,
+            "expired" => s.expired += 1,
             "conflict" => s.conflict += 1,
             "invalid" => s.invalid += 1,
+            "refused" => s.refused += 1,
             "in_progress" => s.in_progress += 1,
             _ => s.error += 1,
         }
-        let answered = s.created + s.replayed;
-        s.retry_rate = (answered > 0).then(|| s.replayed as f64 / answered as f64);
+        let retries = s.replayed + s.expired;
+        let answered = s.created + retries;
+        s.retry_rate = (answered > 0).then(|| retries as f64 / answered as f64);
     }
 
     /// The tenant's counts, one entry per door and action it used.

@@ -41,7 +41,7 @@ pub(crate) struct Stats {
 }
 
 /// How often you retry: per door and action, outcome counts and
-/// `retry_rate` = replayed / (created + replayed).
+/// `retry_rate` = (replayed + expired) / (created + replayed + expired).
 #[utoipa::path(get, path = "/v1/stats", operation_id = "get_stats", tag = "operations",
     responses(
         (status = 200, description = "Outcome counts and retry rates of the caller's tenant.", body = Stats),

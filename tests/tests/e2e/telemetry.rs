@@ -174,10 +174,11 @@ async fn the_retention_sweep_is_counted_by_kind(db: TestDatabase) {
     };
     let before = TestApp::spawn_with(&db, config.clone(), std::time::Duration::from_secs(30)).await;
     let acme = before.tenant("acme").await;
-    for _ in 0..3 {
+    let keys: Vec<String> = (0..3).map(|_| fresh_key()).collect();
+    for key in &keys {
         assert_eq!(
             before
-                .post_ticket(&acme, Some(&fresh_key()), DISK_FULL)
+                .post_ticket(&acme, Some(key), DISK_FULL)
                 .await
                 .status(),
             201
@@ -209,6 +210,26 @@ async fn the_retention_sweep_is_counted_by_kind(db: TestDatabase) {
         sample(&text, "tickets_sweep_records_total", &[("kind", "deleted")]),
         0.0
     );
+    // A retry after the window is counted as `expired`, and as a retry.
+    let late = app.post_ticket(&acme, Some(&keys[0]), DISK_FULL).await;
+    assert_eq!(late.status(), 200);
+    let stats: Value = app
+        .get(&acme, "/v1/stats")
+        .await
+        .json()
+        .await
+        .expect("json");
+    let entry = &stats["doors"][0];
+    assert_eq!(
+        (
+            entry["created"].clone(),
+            entry["expired"].clone(),
+            entry["error"].clone()
+        ),
+        (json!(0), json!(1), json!(0)),
+        "{stats}"
+    );
+    assert_eq!(entry["retry_rate"], 1.0);
 }
 
 kitchen::on_both_databases!(

@@ -32,9 +32,63 @@ def p99(key):
     return statistics.median(values) if values else None
 
 
+def over(numerator, denominator):
+    return numerator / denominator if numerator is not None and denominator else None
+
+
+# The performance issue's targets, each computed from this run's medians,
+# so that the numbers compared were measured side by side. `>=` targets are
+# ratios, `<` targets milliseconds or MiB. "Growth within 10%" is grown /
+# small throughput >= 0.9: a gain is no miss. A target whose cells this run
+# did not measure (the smoke run has no c=32 or 64) is reported as not
+# measured, never as met.
+PG, SQLITE = "postgres", "sqlite"
+
+
+def target_specs(dbs, concurrencies):
+    specs = [
+        ("REST replay / point-read ceiling, PostgreSQL, c=32", PG, 32, ">=", 1.75,
+         over(median((PG, "service", "rest", "replay", 32)), median((PG, "ceiling", "-", "read", 32)))),
+        ("REST replay p99 (ms), PostgreSQL, c=32", PG, 32, "<", 2.0, p99((PG, "service", "rest", "replay", 32))),
+        ("REST create / pgbench create ceiling, PostgreSQL, c=32", PG, 32, ">=", 0.9,
+         over(median((PG, "service", "rest", "create", 32)), median((PG, "ceiling", "-", "create", 32)))),
+        ("REST create p99 (ms), SQLite, c=64", SQLITE, 64, "<", 25.0, p99((SQLITE, "service", "rest", "create", 64))),
+        ("REST create / create ceiling, SQLite, c=32", SQLITE, 32, ">=", 1.0,
+         over(median((SQLITE, "service", "rest", "create", 32)), median((SQLITE, "ceiling", "-", "create", 32)))),
+    ]
+    for db in dbs:
+        for c in concurrencies:
+            specs.append((f"MCP create / REST create, {db}, c={c}", db, c, ">=", 0.85,
+                          over(median((db, "service", "mcp", "create", c)), median((db, "service", "rest", "create", c)))))
+        for c in concurrencies:
+            specs.append((f"MCP replay / REST replay, {db}, c={c}", db, c, ">=", 0.7,
+                          over(median((db, "service", "mcp", "replay", c)), median((db, "service", "rest", "replay", c)))))
+    for db in dbs:
+        rss = median((db, "server", "-", "peak_rss_kib", 0))
+        top = max(concurrencies) if concurrencies else 0
+        note = "" if top == 64 else f" (largest c in this run: {top})"
+        specs.append((f"peak server RSS (MiB) through c=64, {db}{note}", db, top, "<", 64.0,
+                      rss / 1024 if rss else None))
+    for db in dbs:
+        seeded = median((db, "growth", "-", "seeded", 0), "operations")
+        note = "" if seeded == 1_000_000 else f" (seeded {seeded or 0:,.0f}, not 1,000,000)"
+        for workload in ("create", "replay"):
+            for key in sorted(k for k in cells if k[:4] == (db, "growth", "rest", workload)):
+                c = key[4]
+                specs.append((f"growth: REST {workload} grown/small, {db}, c={c}{note}", db, c, ">=", 0.9,
+                              over(median(key), median((db, "service", "rest", workload, c)))))
+    return specs
+
+
+def verdict(op, goal, value):
+    if value is None:
+        return None
+    return value >= goal if op == ">=" else value < goal
+
+
 dbs = sorted({r["db"] for r in rows})
 concurrencies = sorted({r["concurrency"] for r in rows if r["path"] in ("ceiling", "service")})
-summary = {"cells": [], "targets": [], "growth": [], "peak_rss_kib": {}}
+summary = {"cells": [], "targets": [], "growth": [], "peak_rss_kib": {}, "peak_rss_after_growth_kib": {}}
 lines = []
 for db in dbs:
     lines.append(f"\n{db}")
@@ -59,10 +113,14 @@ for db in dbs:
                                      rest_create_p99=p99((db, "service", "rest", "create", c)), rest_replay_p99=replay_p99,
                                      rest_over_ceiling=ratio, mcp_over_rest=mcp_ratio, replay_over_create=replay_ratio))
     rss = median((db, "server", "-", "peak_rss_kib", 0))
+    rss_grown = median((db, "server", "-", "peak_rss_after_growth_kib", 0))
     summary["peak_rss_kib"][db] = rss
+    summary["peak_rss_after_growth_kib"][db] = rss_grown
     lines.append(f"peak server RSS: {rss / 1024:.1f} MiB" if rss else "peak server RSS: -")
+    if rss_grown:
+        lines.append(f"peak server RSS after the growth case: {rss_grown / 1024:.1f} MiB")
     for workload in ("create", "replay"):
-        grown = [k for k in cells if k[0] == db and k[1] == "growth" and k[3] == workload]
+        grown = [k for k in cells if k[:4] == (db, "growth", "rest", workload)]
         for key in grown:
             c = key[4]
             base = median((db, "service", "rest", workload, c))
@@ -72,8 +130,18 @@ for db in dbs:
             lines.append(f"growth ({workload}, c={c}): {base or 0:.0f} -> {after or 0:.0f} req/s"
                          + (f" ({change:+.1%})" if change is not None else ""))
 
-errors = [r for r in rows if r.get("errors") or (r.get("verification") and (r["verification"]["duplicates"] or r["verification"]["lost"]))]
-lines.append(f"\nruns with errors, duplicates or losses: {len(errors)}")
+lines.append("\ntargets (this run's medians)")
+for name, db, c, op, goal, value in target_specs(dbs, concurrencies):
+    met = verdict(op, goal, value)
+    word = {True: "MET", False: "MISSED", None: "NOT MEASURED"}[met]
+    shown = f"{value:.2f}" if value is not None else "-"
+    lines.append(f"  {word:<12} {name}: {shown} (target {'≥' if op == '>=' else '<'} {goal:g})")
+    summary["targets"].append(dict(target=name, db=db, concurrency=c, value=value, op=op, goal=goal, met=met))
+
+failed = [r for r in rows if r.get("errors")]
+broken = [r for r in rows if (r.get("verification") or {}).get("violation")]
+lines.append(f"\nruns with failed requests: {len(failed)}; runs that broke the promise "
+             f"(duplicates, losses, dangling records): {len(broken)}")
 print("\n".join(lines))
 json.dump(summary, open(f"{out}/summary.json", "w"), indent=2)
 open(f"{out}/table.txt", "w").write("\n".join(lines) + "\n")

@@ -10,13 +10,16 @@
 //! - [`fault_proxy`]: a TCP proxy that forwards a request and cuts the
 //!   client off before any byte of the answer reaches it.
 //! - [`load`]: the load generator behind the benchmarks.
+//! - [`soak`]: the kill -9 soak: the real server SIGKILLed and restarted
+//!   while clients retry their creates, then the database counted.
 //! - [`provider_sim`]: a fake hosted ticket tracker that misbehaves on
 //!   demand, for testing the remote ticket backend against.
-//! - `bin/double-fire.rs`, `bin/load.rs`, `bin/provider-sim.rs`: the
-//!   command lines; `bin/retention-bench.rs`: what keeping keys costs (the
-//!   retention sweep's benchmark, in-process).
+//! - `bin/double-fire.rs`, `bin/load.rs`, `bin/provider-sim.rs`,
+//!   `bin/soak.rs`: the command lines; `bin/retention-bench.rs`: what
+//!   keeping keys costs (the retention sweep's benchmark, in-process).
 
 pub mod double_fire;
 pub mod fault_proxy;
 pub mod load;
 pub mod provider_sim;
+pub mod soak;

@@ -17,8 +17,9 @@ pub(crate) enum Backend {
     /// Tickets live in the kitchen's own database.
     Local,
     /// Tickets are made in a provider; the database keeps the effect ledger
-    /// and a local copy of each ticket made.
-    Remote(Remote),
+    /// and a local copy of each ticket made. Boxed: a `Remote` carries a
+    /// whole engine, and the local backend (the common one) nothing.
+    Remote(Box<Remote>),
 }
 
 impl Backend {
@@ -26,13 +27,13 @@ impl Backend {
     pub(crate) fn new(choice: &TicketBackend, db: &Db, engine: &Engine) -> Self {
         match choice {
             TicketBackend::Local => Self::Local,
-            TicketBackend::Remote { provider, settings } => Self::Remote(Remote {
+            TicketBackend::Remote { provider, settings } => Self::Remote(Box::new(Remote {
                 db: db.clone(),
                 provider: provider.clone(),
                 settings: settings.clone(),
                 wait_bound: engine.wait_bound,
                 engine: engine.clone(),
-            }),
+            })),
         }
     }
 }

@@ -2,11 +2,12 @@
 //! transaction and replay read, with nothing around them: no HTTP, no
 //! validation, no serialization. The service is measured against these.
 //!
-//! The SQL is the store's, not a copy: [`CLAIM`], [`INSERT_TICKET`],
-//! [`INSERT_HISTORY`] and [`FINISH`] are the very statements a create's
-//! transaction runs, and [`SELECT_OPERATION`] the replay's read, so a
+//! The SQL is the store's, not a copy: [`create_statement`] is the very
+//! statement a create runs on PostgreSQL (built from [`CLAIM`],
+//! [`INSERT_TICKET`] and [`INSERT_HISTORY`]; on SQLite they run one by one,
+//! then [`FINISH`]), and [`SELECT_OPERATION`] the replay's read, so a
 //! PostgreSQL ceiling script generated from them (for pgbench) measures the
-//! same transaction.
+//! same work.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -27,6 +28,13 @@ pub const INSERT_HISTORY: &str = crate::store::history::INSERT_HISTORY;
 /// The result recorded on the claimed row, the last statement before the
 /// commit.
 pub const FINISH: &str = crate::store::write::FINISH;
+/// A create on PostgreSQL: the claim, the ticket and its first history
+/// entry in one statement (the claim carrying its result). Its parameters
+/// are [`CLAIM`]'s, then [`INSERT_TICKET`]'s, then [`INSERT_HISTORY`]'s,
+/// numbered on.
+pub fn create_statement() -> String {
+    crate::store::planned::statement([INSERT_TICKET, INSERT_HISTORY])
+}
 /// Reads an operation record by its primary key (the replay path).
 pub const SELECT_OPERATION: &str = crate::store::operations::SELECT_OPERATION;
 

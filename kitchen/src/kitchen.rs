@@ -25,10 +25,12 @@ use crate::domain::tenant::{
 use crate::domain::ticket::{ProjectId, Ticket, TicketDraft, TicketId, truncate_to_micros};
 use crate::domain::transition::TransitionDraft;
 use crate::outcome::{Outcome, Refusal};
+use crate::store::group_commit::GroupWriter;
 use crate::store::{self, Db, effects::Scope};
 use crate::sweep::Sweeper;
 use crate::write::WriteAction;
 use crate::write::engine::Engine;
+use crate::write::replay_cache::ReplayCache;
 use crate::{KitchenConfig, KitchenError};
 
 /// The domain core. Cheap to clone: clones share one connection pool.
@@ -56,11 +58,14 @@ impl Kitchen {
         let db = Db::connect(database_url, &config).await?;
         tracing::debug!(database = db.kind(), "kitchen connected");
         let auth_cache = Arc::new(AuthCache::new(config.auth_cache_ttl));
+        let writer = GroupWriter::for_db(&db, &config).await?;
         let engine = Engine {
             db: db.clone(),
             wait_bound: config.wait_bound,
             horizons: Horizons::new(config.replay_window, config.tombstone_horizon),
             clock: config.clock.clone(),
+            replays: ReplayCache::new(config.replay_cache, config.clock.clone()),
+            writer,
         };
         let backend = Backend::new(&config.backend, &db, &engine);
         Ok(Self {
@@ -92,8 +97,12 @@ impl Kitchen {
         self.db.ping().await
     }
 
-    /// Closes the connection pool.
+    /// Lets the group writer finish the writes queued for it, then closes
+    /// its connection and the pool. Writes submitted after this fail.
     pub async fn close(&self) {
+        if let Some(writer) = &self.engine.writer {
+            writer.close().await;
+        }
         self.db.close().await;
     }
 

@@ -69,7 +69,7 @@ mod write;
 pub use clock::Clock;
 pub use config::{
     DEFAULT_AUTH_CACHE_TTL, DEFAULT_REPLAY_WINDOW, DEFAULT_SWEEP_BATCH, DEFAULT_SWEEP_PAUSE,
-    DEFAULT_TOMBSTONE_HORIZON, DEFAULT_WAIT_BOUND, KitchenConfig,
+    DEFAULT_TOMBSTONE_HORIZON, DEFAULT_WAIT_BOUND, DEFAULT_WRITE_GROUP_MAX, KitchenConfig,
 };
 pub use domain::action::Action;
 pub use domain::change::{Change, Changes};
@@ -107,6 +107,7 @@ pub use provider::{
     TicketBackend, TicketProvider,
 };
 pub use sweep::{SweepReport, Sweeper};
+pub use write::replay_cache::ReplayCacheConfig;
 
 /// A span of time, for [`KitchenConfig::replay_window`] and
 /// [`KitchenConfig::tombstone_horizon`].

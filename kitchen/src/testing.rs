@@ -15,6 +15,9 @@ use crate::{
     Action, IssuedToken, Kitchen, KitchenConfig, OperationKey, Tenant, TenantId, TenantName,
 };
 
+mod group_commit;
+pub use group_commit::WriterHold;
+
 /// Where the PostgreSQL tests connect to create their databases.
 pub const POSTGRES_URL_VAR: &str = "TEST_POSTGRES_URL";
 const DEFAULT_POSTGRES_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";

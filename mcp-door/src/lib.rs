@@ -95,7 +95,8 @@ fn http_service(
         .with_allowed_hosts(config.allowed_hosts.clone())
         .with_allowed_origins(config.allowed_origins.clone());
     StreamableHttpService::new(
-        // Runs per request: a clone of a pool handle and a small router.
+        // Runs per request: clones of the kitchen and metrics handles; the
+        // tool router and server info are built once and shared.
         move || {
             Ok(TicketTools::new(
                 kitchen.clone(),

@@ -66,7 +66,10 @@ pub struct TicketTools {
     kitchen: Kitchen,
     tenants: TenantSource,
     metrics: Metrics,
-    tool_router: ToolRouter<Self>,
+    /// Shared, never copied: the stateless transport makes a server per
+    /// request, and a copy of the router (nine tool definitions, each with
+    /// its `_meta` map) was a measurable share of a replay's cost.
+    tool_router: &'static ToolRouter<Self>,
 }
 
 #[tool_router]
@@ -83,26 +86,25 @@ impl TicketTools {
     }
 
     /// The tool definitions, each with its contract hash in `_meta`. Built
-    /// once: the stateless transport makes a server per request.
-    fn router_with_contract_hashes() -> ToolRouter<Self> {
+    /// once and borrowed by every server: the stateless transport makes a
+    /// server per request.
+    fn router_with_contract_hashes() -> &'static ToolRouter<Self> {
         static ROUTER: OnceLock<ToolRouter<TicketTools>> = OnceLock::new();
-        ROUTER
-            .get_or_init(|| {
-                let mut router = Self::tool_router();
-                for route in router.map.values_mut() {
-                    // A model reads every input schema on every turn, and
-                    // MCP already says a schema without `$schema` is JSON
-                    // Schema 2020-12: the URL would cost tokens and say
-                    // nothing.
-                    std::sync::Arc::make_mut(&mut route.attr.input_schema).remove("$schema");
-                    let hash = contract::contract_hash(&route.attr);
-                    let mut meta = route.attr.meta.clone().unwrap_or_default();
-                    meta.insert(contract::CONTRACT_HASH_META.into(), hash.into());
-                    route.attr.meta = Some(meta);
-                }
-                router
-            })
-            .clone()
+        ROUTER.get_or_init(|| {
+            let mut router = Self::tool_router();
+            for route in router.map.values_mut() {
+                // A model reads every input schema on every turn, and
+                // MCP already says a schema without `$schema` is JSON
+                // Schema 2020-12: the URL would cost tokens and say
+                // nothing.
+                std::sync::Arc::make_mut(&mut route.attr.input_schema).remove("$schema");
+                let hash = contract::contract_hash(&route.attr);
+                let mut meta = route.attr.meta.clone().unwrap_or_default();
+                meta.insert(contract::CONTRACT_HASH_META.into(), hash.into());
+                route.attr.meta = Some(meta);
+            }
+            router
+        })
     }
 
     /// Every tool definition as `tools/list` shows it, contract hashes
@@ -111,8 +113,9 @@ impl TicketTools {
         Self::router_with_contract_hashes().list_all()
     }
 
-    /// The contract hash `tool` publishes.
-    fn contract(&self, tool: &str) -> String {
+    /// The contract hash `tool` publishes, borrowed from the shared router
+    /// (no copy per call).
+    fn contract(&self, tool: &str) -> &'static str {
         self.tool_router
             .map
             .get(tool)
@@ -120,7 +123,6 @@ impl TicketTools {
             .and_then(|meta| meta.get(contract::CONTRACT_HASH_META))
             .and_then(|hash| hash.as_str())
             .unwrap_or_default()
-            .to_owned()
     }
 
     /// Counts a read tool's call (`ok`, `tool_error` or `error`) with its
@@ -135,7 +137,7 @@ impl TicketTools {
             Ok(_) => "ok",
             Err(_) => "error",
         };
-        self.metrics.tool_call(tool, &self.contract(tool), outcome);
+        self.metrics.tool_call(tool, self.contract(tool), outcome);
         result
     }
 
@@ -550,7 +552,7 @@ struct WriteCall {
     action: Action,
     who: Who,
     attempt: Attempt,
-    contract: String,
+    contract: &'static str,
 }
 
 /// A write's key, checked first and alone: without a usable key there is
@@ -642,7 +644,7 @@ impl TicketTools {
             action.as_str(),
             &who.tenant,
             &ctx.id.to_string(),
-            Some(&contract),
+            Some(contract),
         );
         Ok(WriteCall {
             action,
@@ -664,7 +666,7 @@ impl TicketTools {
         };
         call.attempt.finish(outcome, failure);
         self.metrics
-            .tool_call(call.action.as_str(), &call.contract, outcome);
+            .tool_call(call.action.as_str(), call.contract, outcome);
         answer.map(|(result, _, _)| result)
     }
 
@@ -828,13 +830,19 @@ impl TicketTools {
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for TicketTools {
+    /// Built once: rmcp asks for it on every request (the stateless
+    /// transport configures each request's peer with it).
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(
-                Implementation::new("retry-safe-tickets", env!("CARGO_PKG_VERSION"))
-                    .with_title("Retry-safe tickets"),
-            )
-            .with_instructions(contract::INSTRUCTIONS)
+        static INFO: OnceLock<ServerConfig> = OnceLock::new();
+        INFO.get_or_init(|| {
+            ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+                .with_server_info(
+                    Implementation::new("retry-safe-tickets", env!("CARGO_PKG_VERSION"))
+                        .with_title("Retry-safe tickets"),
+                )
+                .with_instructions(contract::INSTRUCTIONS)
+        })
+        .clone()
     }
 }
 

@@ -48,7 +48,8 @@ impl From<LogFormat> for telemetry::LogFormat {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve the REST API (and the MCP endpoint) over HTTP.
-    Serve(ServeArgs),
+    // Boxed: its settings outweigh every other command's many times over.
+    Serve(Box<ServeArgs>),
     /// Serve the MCP tools over stdin/stdout (for desktop agents), as the
     /// tenant of the token in TICKETS_TOKEN.
     McpStdio(McpStdioArgs),
@@ -143,10 +144,22 @@ pub struct ServeArgs {
     /// Most database connections.
     #[arg(long, env = "DATABASE_MAX_CONNECTIONS", default_value_t = 10)]
     pub max_connections: u32,
+    /// SQLite: most writes one transaction of the single writer commits
+    /// together; they share one fsync, each still atomic with its own key.
+    #[arg(long, env = "WRITE_GROUP_MAX", default_value_t = kitchen::DEFAULT_WRITE_GROUP_MAX,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub write_group_max: usize,
     /// Milliseconds a token lookup is reused. A token revoked through
     /// another instance keeps working here this long; 0 disables the cache.
     #[arg(long, env = "AUTH_CACHE_MS", default_value_t = 2000)]
     pub auth_cache_ms: u64,
+    /// Most finished answers kept in memory, so that a retry within the
+    /// replay window is answered without the database; 0 turns it off.
+    #[arg(long, env = "REPLAY_CACHE_ENTRIES", default_value_t = kitchen::ReplayCacheConfig::default().max_entries)]
+    pub replay_cache_entries: u64,
+    /// Most memory those answers may take, in MiB; 0 turns it off.
+    #[arg(long, env = "REPLAY_CACHE_MIB", default_value_t = kitchen::ReplayCacheConfig::default().max_bytes >> 20)]
+    pub replay_cache_mib: u64,
     /// Host names the MCP endpoint accepts (DNS-rebinding protection);
     /// comma-separated. Add your public host name when not on loopback.
     #[arg(

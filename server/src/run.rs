@@ -60,7 +60,7 @@ pub fn main() -> anyhow::Result<()> {
 pub async fn run(cli: Cli, otlp: Option<OtlpTarget>) -> anyhow::Result<()> {
     match cli.command {
         Command::Serve(args) => {
-            serve(&cli.database_url, args, Metrics::with_otlp(otlp.as_ref())).await
+            serve(&cli.database_url, *args, Metrics::with_otlp(otlp.as_ref())).await
         }
         Command::McpStdio(args) => {
             let config = KitchenConfig {
@@ -118,7 +118,12 @@ async fn serve(database_url: &str, args: ServeArgs, metrics: Metrics) -> anyhow:
         sweep_batch: args.sweep_batch,
         sweep_pause: Duration::from_millis(args.sweep_pause_ms),
         max_connections: args.max_connections,
+        write_group_max: args.write_group_max,
         auth_cache_ttl: Duration::from_millis(args.auth_cache_ms),
+        replay_cache: kitchen::ReplayCacheConfig {
+            max_entries: args.replay_cache_entries,
+            max_bytes: args.replay_cache_mib.saturating_mul(1 << 20),
+        },
         backend: args.backend.backend()?,
         ..KitchenConfig::default()
     };

@@ -221,14 +221,13 @@ async fn ceiling_tenant(kitchen: &Kitchen) -> anyhow::Result<kitchen::TenantId> 
 
 /// The store's statements with pgbench-side values for their parameters.
 ///
-/// The create ceiling is the store's write transaction for a create: BEGIN,
-/// the claim, the ticket, its first history entry, the result on the claimed
-/// row, COMMIT; the four statements carry one key and one ticket id per
-/// transaction. pgbench substitutes `:name` with a variable (also inside
-/// quotes), and `\gset` makes the columns of a query's one row variables: so
-/// one SELECT, right after BEGIN, makes the per-transaction values. It
-/// stands where the store sets its lock bound (`set_config`), so the script
-/// makes as many round trips as the store's transaction.
+/// The create ceiling is the store's create on PostgreSQL: one statement
+/// that claims the key (its result recorded with the claim) and inserts the
+/// ticket and its first history entry. The per-transaction values come from
+/// one pgbench-side random number (`\set`, no round trip): the key, and the
+/// ticket's and entry's ids, which start with the script's creation time in
+/// milliseconds like the store's UUID v7, so the indexes grow near their
+/// right edge as they do under the service.
 fn pgbench_script(kind: CeilingKind, tenant: &str, key: &str) -> String {
     let quote = |s: &str| format!("'{}'", s.replace('\'', "''"));
     let bind = |sql: &str, values: &[String]| {
@@ -243,12 +242,19 @@ fn pgbench_script(kind: CeilingKind, tenant: &str, key: &str) -> String {
     let action = quote(kitchen::Action::CreateTicket.as_str());
     match kind {
         CeilingKind::Create => {
-            let key = "':key'".to_owned();
-            let ticket = "':ticket'::uuid".to_owned();
+            let millis = time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000;
+            let id = |version: char| {
+                format!(
+                    "(lpad(to_hex({millis}::bigint), 12, '0') || '{version}' || lpad(to_hex(:r), 19, '0'))"
+                )
+            };
+            let key = format!("('ceiling-' || {})", id('7'));
+            let ticket = format!("{}::uuid", id('7'));
+            let entry = format!("{}::uuid", id('8'));
             // As a create stores them: the ticket's JSON (with its real id)
             // and the changes of its first history entry.
-            let snapshot = quote(
-                r#"{"id":":ticket","project_id":"ceiling","title":"Ceiling","description":null,"priority":"normal","status":"open","created_at":"2026-01-01T00:00:00Z","version":1}"#,
+            let snapshot = format!(
+                "('{{\"id\":\"' || {ticket}::text || '\",\"project_id\":\"ceiling\",\"title\":\"Ceiling\",\"description\":null,\"priority\":\"normal\",\"status\":\"open\",\"created_at\":\"2026-01-01T00:00:00Z\",\"version\":1}}')"
             );
             let changes = quote(
                 r#"{"priority":{"from":null,"to":"normal"},"project_id":{"from":null,"to":"ceiling"},"status":{"from":null,"to":"open"},"title":{"from":null,"to":"Ceiling"}}"#,
@@ -259,71 +265,52 @@ fn pgbench_script(kind: CeilingKind, tenant: &str, key: &str) -> String {
                     d.whole_seconds() + 1
                 )
             };
-            let claim = bind(
-                kitchen::bench::CLAIM,
-                &[
-                    tenant.clone(),
-                    action.clone(),
-                    key.clone(),
-                    format!("{}::smallint", kitchen::FINGERPRINT_VERSION),
-                    quote(&"0".repeat(64)),
-                    quote(kitchen::OperationState::Succeeded.as_str()),
-                    // The claim records no result yet: FINISH does.
-                    "NULL".into(),
-                    "NULL".into(),
-                    "now()".into(),
-                    horizon(kitchen::DEFAULT_TOMBSTONE_HORIZON),
-                    horizon(kitchen::DEFAULT_REPLAY_WINDOW),
-                    // The resource: FINISH records it.
-                    "NULL".into(),
-                ],
-            );
-            let insert_ticket = bind(
-                kitchen::bench::INSERT_TICKET,
-                &[
-                    ticket.clone(),
-                    tenant.clone(),
-                    "'ceiling'".into(),
-                    "'Ceiling'".into(),
-                    "NULL".into(),
-                    "'normal'".into(),
-                    "'open'".into(),
-                    "now()".into(),
-                    "NULL".into(),
-                    "NULL".into(),
-                    kitchen::Version::FIRST.get().to_string(),
-                    "NULL".into(),
-                ],
-            );
-            let insert_history = bind(
-                kitchen::bench::INSERT_HISTORY,
-                &[
-                    "':entry'::uuid".into(),
-                    tenant.clone(),
-                    ticket.clone(),
-                    action.clone(),
-                    key.clone(),
-                    "NULL".into(),
-                    changes,
-                    kitchen::Version::FIRST.get().to_string(),
-                    "now()".into(),
-                ],
-            );
-            let finish = bind(
-                kitchen::bench::FINISH,
-                &[tenant, action, key, ticket.clone(), snapshot, ticket],
-            );
-            // Time-ordered ids, as the store's (UUID v7: the milliseconds
-            // first), so the indexes grow at their right edge as they do
-            // under the service; random ids would scatter the inserts.
-            let v7 = "(lpad(to_hex((extract(epoch FROM clock_timestamp()) * 1000)::bigint), 12, '0') \
-                      || '7' || substr(md5(random()::text), 1, 19))";
-            format!(
-                "BEGIN;\n\
-                 SELECT {v7} AS key, {v7}::uuid AS ticket, {v7}::uuid AS entry \\gset\n\
-                 {claim};\n{insert_ticket};\n{insert_history};\n{finish};\n\
-                 COMMIT;\n"
-            )
+            let claim = [
+                tenant.clone(),
+                action.clone(),
+                key.clone(),
+                format!("{}::smallint", kitchen::FINGERPRINT_VERSION),
+                quote(&"0".repeat(64)),
+                quote(kitchen::OperationState::Succeeded.as_str()),
+                ticket.clone(),
+                snapshot,
+                "now()".into(),
+                horizon(kitchen::DEFAULT_TOMBSTONE_HORIZON),
+                horizon(kitchen::DEFAULT_REPLAY_WINDOW),
+                ticket.clone(),
+            ];
+            let insert_ticket = [
+                ticket.clone(),
+                tenant.clone(),
+                "'ceiling'".into(),
+                "'Ceiling'".into(),
+                "NULL".into(),
+                "'normal'".into(),
+                "'open'".into(),
+                "now()".into(),
+                "NULL".into(),
+                "NULL".into(),
+                kitchen::Version::FIRST.get().to_string(),
+                "NULL".into(),
+            ];
+            let insert_history = [
+                entry,
+                tenant,
+                ticket,
+                action,
+                key,
+                "NULL".into(),
+                changes,
+                kitchen::Version::FIRST.get().to_string(),
+                "now()".into(),
+            ];
+            let values: Vec<String> = claim
+                .into_iter()
+                .chain(insert_ticket)
+                .chain(insert_history)
+                .collect();
+            let create = bind(&kitchen::bench::create_statement(), &values);
+            format!("\\set r random(0, 4611686018427387903)\n{create};\n")
         }
         CeilingKind::Read => {
             let read = bind(
@@ -345,40 +332,28 @@ mod tests {
     }
 
     #[test]
-    fn the_create_ceiling_is_the_stores_write_transaction() {
+    fn the_create_ceiling_is_the_stores_create_statement() {
         let script = pgbench_script(
             CeilingKind::Create,
             "00000000-0000-0000-0000-000000000001",
             "",
         );
         let lines: Vec<&str> = script.lines().collect();
-        assert_eq!(lines.first(), Some(&"BEGIN;"), "{script}");
-        assert_eq!(lines.last(), Some(&"COMMIT;"), "{script}");
-        assert!(lines[1].ends_with("AS entry \\gset"), "{script}");
-        // The store's four statements, in its order, each with every
-        // parameter bound.
-        let statements = [
-            kitchen::bench::CLAIM,
-            kitchen::bench::INSERT_TICKET,
-            kitchen::bench::INSERT_HISTORY,
-            kitchen::bench::FINISH,
-        ];
-        for (line, sql) in lines[2..6].iter().zip(statements) {
-            assert!(line.starts_with(statement_head(sql)), "{line}");
-            assert!(!line.contains('$'), "a parameter is left unbound: {line}");
-        }
-        // One key and one ticket id per transaction, in every statement
-        // that names them.
-        for (line, names) in lines[2..6].iter().zip([
-            &[":key"][..],
-            &[":ticket"],
-            &[":key", ":ticket", ":entry"],
-            &[":key", ":ticket"],
-        ]) {
-            for name in names {
-                assert!(line.contains(&format!("'{name}'")), "{name} in {line}");
-            }
-        }
+        assert_eq!(lines.len(), 2, "{script}");
+        assert!(lines[0].starts_with("\\set r random("), "{script}");
+        // The store's one statement, with every parameter bound.
+        let statement = kitchen::bench::create_statement();
+        assert!(lines[1].starts_with(statement_head(&statement)), "{script}");
+        assert!(
+            lines[1].ends_with("SELECT count(*) FROM claim;"),
+            "{script}"
+        );
+        assert!(
+            !lines[1].contains('$'),
+            "a parameter is left unbound: {script}"
+        );
+        // One random number names the key and both ids of a transaction.
+        assert!(lines[1].matches("to_hex(:r)").count() >= 5, "{script}");
     }
 
     #[test]

@@ -7,8 +7,9 @@ use crate::domain::fingerprint::CanonicalV1;
 use crate::domain::ticket::{NewTicket, Ticket, TicketDraft};
 use crate::domain::violation::FieldViolation;
 use crate::outcome::Refusal;
+use crate::store::planned::NewRow;
 use crate::store::{self, write::WriteTx};
-use crate::write::{Applied, WriteAction, WriteContext};
+use crate::write::{Applied, Planned, WriteAction, WriteContext};
 
 /// Makes one ticket, `open`, version 1.
 pub(crate) struct CreateTicket;
@@ -33,18 +34,28 @@ impl WriteAction for CreateTicket {
         tx: &mut WriteTx,
         write: &WriteContext,
     ) -> Result<Result<Applied<Ticket>, Refusal>, KitchenError> {
-        let ticket = command.clone().into_ticket(write.now);
-        store::tickets::insert(tx, write.tenant(), &ticket).await?;
-        store::history::append(
-            tx,
-            write.tenant(),
-            &write.history(ticket.id, created(&ticket), ticket.version),
-        )
-        .await?;
+        let planned = plan(command, write);
+        store::planned::insert(tx, write.tenant(), &planned.rows).await?;
         Ok(Ok(Applied {
-            ticket: ticket.id,
-            result: ticket,
+            ticket: planned.ticket,
+            result: planned.result,
         }))
+    }
+
+    fn planned(command: &NewTicket, write: &WriteContext) -> Option<Planned<Ticket>> {
+        Some(plan(command, write))
+    }
+}
+
+/// Everything a create writes, known from its command: the ticket and its
+/// first history entry.
+fn plan(command: &NewTicket, write: &WriteContext) -> Planned<Ticket> {
+    let ticket = command.clone().into_ticket(write.now);
+    let history = write.history(ticket.id, created(&ticket), ticket.version);
+    Planned {
+        ticket: ticket.id,
+        rows: vec![NewRow::Ticket(ticket.clone()), NewRow::History(history)],
+        result: ticket,
     }
 }
 

@@ -5,8 +5,10 @@
 //! copy is type-checked against a concrete pool instead of sqlx's generic
 //! bounds. The create differs on purpose: SQLite claims and inserts in a
 //! `BEGIN IMMEDIATE` transaction, PostgreSQL in one statement (one round
-//! trip; see `operations.rs`). [`is_lock_timeout`] recognises a lock wait
-//! that ran past the wait bound on either.
+//! trip; see `planned.rs`). [`is_lock_timeout`] recognises a lock wait
+//! that ran past the wait bound on either. On SQLite the writes of the
+//! generic write path go through one writer that commits small groups
+//! (`group_commit.rs`); everything else stays on the pool.
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -19,8 +21,10 @@ use crate::{KitchenConfig, KitchenError};
 
 pub(crate) mod comments;
 pub(crate) mod effects;
+pub(crate) mod group_commit;
 pub(crate) mod history;
 pub(crate) mod operations;
+pub(crate) mod planned;
 pub(crate) mod rows;
 pub(crate) mod sweep;
 pub(crate) mod tenants;
@@ -60,8 +64,12 @@ impl Db {
                     // retry after it would make the ticket a second time.
                     .synchronous(SqliteSynchronous::Full)
                     .foreign_keys(true)
-                    // The wait bound: how long a create waits for the write lock
-                    // (held by at most one create at a time) before InProgress.
+                    // The wait bound: how long a write waits for the write lock
+                    // before InProgress. The write path's own writes queue in
+                    // the group writer instead (group_commit.rs), which opens
+                    // its connection with these same options; the rare other
+                    // writes (sweep batches, tenants and tokens, the remote
+                    // ledger) stay on this pool and wait in the busy handler.
                     .busy_timeout(config.wait_bound);
                 // A newcomer's first run points at a file in a folder that
                 // does not exist yet (data/ by default): make it.
@@ -168,18 +176,13 @@ impl WriteTransaction for Sqlite {
 impl WriteTransaction for Postgres {
     async fn begin_write(
         pool: &Pool<Self>,
-        wait: Duration,
+        _wait: Duration,
     ) -> sqlx::Result<Transaction<'static, Self>> {
-        // Creates on PostgreSQL need no explicit transaction (they are one
-        // statement); this serves holders of a key in tests. READ COMMITTED
-        // (the default); SET LOCAL (is_local = true) scopes the bound to this
-        // transaction.
-        let mut tx = pool.begin().await?;
-        sqlx::query("SELECT set_config('lock_timeout', $1, true)")
-            .bind(format!("{}ms", wait.as_millis().max(1)))
-            .execute(&mut *tx)
-            .await?;
-        Ok(tx)
+        // READ COMMITTED (the default). The wait bound is already every
+        // connection's `lock_timeout` (set at connect to the same bound all
+        // writers pass), so setting it again per transaction would only cost
+        // a round trip per write.
+        pool.begin().await
     }
 }
 

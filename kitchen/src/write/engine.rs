@@ -12,11 +12,14 @@ use crate::domain::fingerprint::Fingerprint;
 use crate::domain::lifecycle::{Horizons, KeyPhase};
 use crate::domain::operation::{OperationKey, OperationRecord, OperationState, ResultSnapshot};
 use crate::outcome::{Expired, Outcome, RETRY_AFTER, Receipt};
+use crate::store::group_commit::{BoxFuture, GroupWriter, JobError, Statements, Verdict};
+use crate::store::write::WriteTx;
 use crate::store::{self, Db, is_lock_timeout, write};
 
 use crate::domain::tenant::Actor;
 
-use super::{WriteAction, WriteContext, WriteResult};
+use super::replay_cache::ReplayCache;
+use super::{Planned, WriteAction, WriteContext, WriteResult};
 
 /// How a write runs: the database, how long to wait for a key another
 /// attempt holds, how long its record replays and is remembered, and the
@@ -27,6 +30,12 @@ pub(crate) struct Engine {
     pub(crate) wait_bound: Duration,
     pub(crate) horizons: Horizons,
     pub(crate) clock: Clock,
+    /// Finished answers in memory: a retry within the window skips the
+    /// database.
+    pub(crate) replays: ReplayCache,
+    /// Where the transactions run when they are grouped (always on SQLite);
+    /// `None`: each write begins and commits its own on the pool.
+    pub(crate) writer: Option<GroupWriter>,
 }
 
 /// What a record found under an attempt's key means for it.
@@ -151,20 +160,32 @@ impl Engine {
     ) -> Result<Outcome<A::Result>, KitchenError> {
         let now = self.clock.now();
         let fingerprint = Self::fingerprint::<A>(&command);
+        // Fastest path for retries: the finished answer is in memory.
+        if let Some(outcome) =
+            self.replays
+                .answer::<A::Result>(actor.tenant, A::ACTION, key, &fingerprint)
+        {
+            return Ok(outcome);
+        }
         let record = self.record::<A>(actor, key, fingerprint, now, OperationState::Succeeded);
+        let planned = self.planned::<A>(actor, &record, &command);
         // Fast path for retries: a committed record is final (the effect and
         // its record committed together and never change), so one indexed
         // read decides replay or conflict without a write transaction. This
         // is not check-then-insert: when no record is found, the claim below
-        // still decides, and its unique key settles any race.
-        if let Some(original) =
-            store::operations::find(&self.db, actor.tenant, A::ACTION, key).await?
+        // still decides, and its unique key settles any race. A write that
+        // claims in one statement skips it: that statement tells a taken key
+        // just as well, and a new key (the common case) then costs exactly
+        // one round trip.
+        if planned.is_none()
+            && let Some(original) =
+                store::operations::find(&self.db, actor.tenant, A::ACTION, key).await?
         {
             match self
                 .answer_taken::<A>(original, &record.fingerprint, now)
                 .await?
             {
-                TakenKey::Answer(outcome) => return Ok(outcome),
+                TakenKey::Answer(outcome) => return Ok(self.remember(outcome)),
                 TakenKey::Free => {}
             }
         }
@@ -173,9 +194,31 @@ impl Engine {
         // only its wait for the answer, never the write half-way. The commit
         // then still happens once, and the caller's retry replays it.
         let engine = self.clone();
-        tokio::spawn(async move { engine.decide::<A>(actor, record, command).await })
-            .await
-            .map_err(|e| KitchenError::Interrupted(e.to_string()))?
+        let outcome =
+            tokio::spawn(async move { engine.decide::<A>(actor, record, command, planned).await })
+                .await
+                .map_err(|e| KitchenError::Interrupted(e.to_string()))??;
+        Ok(self.remember(outcome))
+    }
+
+    /// What `A` writes, when it is known before anything is read and this
+    /// database claims and writes it in one statement (PostgreSQL).
+    fn planned<A: WriteAction>(
+        &self,
+        actor: Actor,
+        record: &OperationRecord,
+        command: &A::Command,
+    ) -> Option<Planned<A::Result>> {
+        store::planned::in_one_statement(&self.db)?;
+        A::planned(command, &WriteContext::of(actor, record))
+    }
+
+    /// Keeps a finished answer in memory for the retries to come.
+    fn remember<T: WriteResult>(&self, outcome: Outcome<T>) -> Outcome<T> {
+        if let Outcome::Created(receipt) | Outcome::Replayed(receipt) = &outcome {
+            self.replays.keep(&receipt.operation, &receipt.result);
+        }
+        outcome
     }
 
     /// The transaction half of [`Engine::perform`] alone, without the fast
@@ -190,7 +233,14 @@ impl Engine {
         let now = self.clock.now();
         let fingerprint = Self::fingerprint::<A>(&command);
         let record = self.record::<A>(actor, key, fingerprint, now, OperationState::Succeeded);
-        self.decide::<A>(actor, record, command).await
+        let planned = self.planned::<A>(actor, &record, &command);
+        // One transaction per create on the pool, never the group writer:
+        // this is the per-transaction yardstick the writer is measured by.
+        let alone = Engine {
+            writer: None,
+            ..self.clone()
+        };
+        alone.decide::<A>(actor, record, command, planned).await
     }
 
     /// The transaction half of [`Engine::perform`].
@@ -199,13 +249,9 @@ impl Engine {
         actor: Actor,
         record: OperationRecord,
         command: A::Command,
+        planned: Option<Planned<A::Result>>,
     ) -> Result<Outcome<A::Result>, KitchenError> {
-        let context = WriteContext {
-            actor,
-            action: A::ACTION,
-            key: record.key.clone(),
-            now: record.created_at,
-        };
+        let context = WriteContext::of(actor, &record);
         let in_progress = Outcome::InProgress {
             retry_after: RETRY_AFTER,
         };
@@ -213,7 +259,10 @@ impl Engine {
         // the time we read it if it was past its tombstone horizon; then the
         // key is free again and one more try decides it.
         for _ in 0..3 {
-            match self.try_once::<A>(&record, &command, &context).await {
+            match self
+                .try_once::<A>(&record, &command, &context, planned.as_ref())
+                .await
+            {
                 Ok(Try::Done(outcome)) => return Ok(outcome),
                 Ok(Try::Taken) => {
                     let original = store::operations::find(
@@ -239,44 +288,197 @@ impl Engine {
         Ok(in_progress)
     }
 
-    /// One transaction: claim, apply, freeze, commit.
+    /// One try: claim, apply, freeze, commit. With a group writer the
+    /// statements run in its next transaction (their own savepoint in it);
+    /// otherwise in a transaction of their own. Either way the answer comes
+    /// after the commit.
     async fn try_once<A: WriteAction>(
+        &self,
+        record: &OperationRecord,
+        command: &A::Command,
+        context: &WriteContext,
+        planned: Option<&Planned<A::Result>>,
+    ) -> Result<Try<A::Result>, KitchenError> {
+        let tried = match (planned, &self.writer) {
+            (Some(planned), _) => self.try_in_one_statement(record, planned).await?,
+            (None, Some(writer)) => {
+                Self::try_in_group::<A>(writer, record, command, context).await?
+            }
+            (None, None) => self.try_alone::<A>(record, command, context).await?,
+        };
+        // Committed, and nobody answered yet: the window a crash makes hard.
+        #[cfg(feature = "fault-injection")]
+        if let Try::Done(Outcome::Created(_)) = &tried {
+            crate::faults::after_commit(&record.key);
+        }
+        Ok(tried)
+    }
+
+    /// A planned write: the claim and its rows in one statement, the result
+    /// recorded with the claim.
+    async fn try_in_one_statement<R: WriteResult>(
+        &self,
+        record: &OperationRecord,
+        planned: &Planned<R>,
+    ) -> Result<Try<R>, KitchenError> {
+        let Some(pool) = store::planned::in_one_statement(&self.db) else {
+            return Err(KitchenError::CorruptRecord(
+                "a planned write reached a database that cannot write it in one statement".into(),
+            ));
+        };
+        let snapshot = ResultSnapshot::of(&planned.result)
+            .map_err(|e| KitchenError::CorruptRecord(format!("result snapshot: {e}")))?;
+        let operation = OperationRecord {
+            ticket_id: Some(planned.ticket),
+            resource_id: Some(planned.result.resource_id()),
+            result: Some(snapshot.clone()),
+            ..record.clone()
+        };
+        if !store::planned::claim_and_insert(pool, &operation, &planned.rows).await? {
+            return Ok(Try::Taken);
+        }
+        Ok(Try::Done(Outcome::Created(Receipt {
+            result: planned.result.clone(),
+            snapshot,
+            operation,
+        })))
+    }
+
+    /// The statements in the group writer's next transaction; answered once
+    /// that transaction committed.
+    async fn try_in_group<A: WriteAction>(
+        writer: &GroupWriter,
+        record: &OperationRecord,
+        command: &A::Command,
+        context: &WriteContext,
+    ) -> Result<Try<A::Result>, KitchenError> {
+        let attempt = Attempt::<A> {
+            record: record.clone(),
+            command: command.clone(),
+            context: context.clone(),
+        };
+        match writer.submit(attempt).await {
+            Ok(tried) => Ok(tried),
+            // Waited past the wait bound, in the queue or for the write
+            // lock: nothing was written, as with a lock timeout.
+            Err(JobError::Busy) => Ok(Try::Done(Outcome::InProgress {
+                retry_after: RETRY_AFTER,
+            })),
+            Err(JobError::Failed(e)) => Err(e),
+        }
+    }
+
+    /// The statements in a transaction of their own on the pool.
+    async fn try_alone<A: WriteAction>(
         &self,
         record: &OperationRecord,
         command: &A::Command,
         context: &WriteContext,
     ) -> Result<Try<A::Result>, KitchenError> {
         let mut tx = write::begin(&self.db, self.wait_bound).await?;
-        if !write::claim(&mut tx, record).await? {
-            write::rollback(tx).await?;
-            return Ok(Try::Taken);
+        let (verdict, tried) = Self::statements::<A>(&mut tx, record, command, context).await?;
+        match verdict {
+            Verdict::Keep => write::commit(tx).await?,
+            Verdict::Discard => write::rollback(tx).await?,
         }
-        let applied = match A::apply(command, &mut tx, context).await? {
+        Ok(tried)
+    }
+
+    /// What one try runs inside a transaction it neither begins nor ends:
+    /// claim the key, apply, record the result. Says whether to keep it:
+    /// a key already taken, or a refusal, is undone.
+    async fn statements<A: WriteAction>(
+        tx: &mut WriteTx,
+        record: &OperationRecord,
+        command: &A::Command,
+        context: &WriteContext,
+    ) -> Result<(Verdict, Try<A::Result>), KitchenError> {
+        if !write::claim(tx, record).await? {
+            return Ok((Verdict::Discard, Try::Taken));
+        }
+        let applied = match A::apply(command, tx, context).await? {
             Ok(applied) => applied,
             Err(refusal) => {
                 // The claim goes with the rest: a refused write leaves the
                 // key unused, so a corrected request may take it.
-                write::rollback(tx).await?;
-                return Ok(Try::Done(Outcome::Refused(refusal)));
+                return Ok((Verdict::Discard, Try::Done(Outcome::Refused(refusal))));
             }
         };
         let snapshot = ResultSnapshot::of(&applied.result)
             .map_err(|e| KitchenError::CorruptRecord(format!("result snapshot: {e}")))?;
         let resource = applied.result.resource_id();
-        write::finish(&mut tx, record, applied.ticket, resource, &snapshot).await?;
-        write::commit(tx).await?;
-        #[cfg(feature = "fault-injection")]
-        crate::faults::after_commit(&record.key);
+        write::finish(tx, record, applied.ticket, resource, &snapshot).await?;
         let operation = OperationRecord {
             ticket_id: Some(applied.ticket),
             resource_id: Some(resource),
             result: Some(snapshot.clone()),
             ..record.clone()
         };
-        Ok(Try::Done(Outcome::Created(Receipt {
-            result: applied.result,
-            snapshot,
-            operation,
-        })))
+        Ok((
+            Verdict::Keep,
+            Try::Done(Outcome::Created(Receipt {
+                result: applied.result,
+                snapshot,
+                operation,
+            })),
+        ))
+    }
+
+    /// [`Engine::statements`] for a planned write: the claim carries the
+    /// result, then the planned rows. (The benchmarks' ceiling keeps the
+    /// general form: it measures the store's claim, rows and finish.)
+    async fn planned_statements<R: WriteResult>(
+        tx: &mut WriteTx,
+        record: &OperationRecord,
+        planned: Planned<R>,
+    ) -> Result<(Verdict, Try<R>), KitchenError> {
+        let snapshot = ResultSnapshot::of(&planned.result)
+            .map_err(|e| KitchenError::CorruptRecord(format!("result snapshot: {e}")))?;
+        let operation = OperationRecord {
+            ticket_id: Some(planned.ticket),
+            resource_id: Some(planned.result.resource_id()),
+            result: Some(snapshot.clone()),
+            ..record.clone()
+        };
+        if !write::claim(tx, &operation).await? {
+            return Ok((Verdict::Discard, Try::Taken));
+        }
+        store::planned::insert(tx, operation.tenant_id, &planned.rows).await?;
+        Ok((
+            Verdict::Keep,
+            Try::Done(Outcome::Created(Receipt {
+                result: planned.result,
+                snapshot,
+                operation,
+            })),
+        ))
+    }
+}
+
+/// One try of action `A`, as it waits in the group writer's queue.
+struct Attempt<A: WriteAction> {
+    record: OperationRecord,
+    command: A::Command,
+    context: WriteContext,
+}
+
+impl<A: WriteAction> Statements for Attempt<A> {
+    type Answer = Try<A::Result>;
+
+    fn run<'t>(
+        &'t mut self,
+        tx: &'t mut WriteTx,
+    ) -> BoxFuture<'t, Result<(Verdict, Try<A::Result>), KitchenError>> {
+        Box::pin(async move {
+            // A write known in advance (a create) claims with its result in
+            // hand, so no `finish` follows: one statement fewer for each
+            // write while the group holds the lock.
+            match A::planned(&self.command, &self.context) {
+                Some(planned) => Engine::planned_statements(tx, &self.record, planned).await,
+                None => {
+                    Engine::statements::<A>(tx, &self.record, &self.command, &self.context).await
+                }
+            }
+        })
     }
 }

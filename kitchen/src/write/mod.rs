@@ -11,9 +11,12 @@
 //!
 //! # Layout
 //! - this file: the trait and what an action is handed;
-//! - `engine.rs`: the path every write takes.
+//! - `engine.rs`: the path every write takes;
+//! - `replay_cache.rs`: finished answers in memory, so a retry within the
+//!   replay window skips the database.
 
 pub(crate) mod engine;
+pub(crate) mod replay_cache;
 
 use std::future::Future;
 
@@ -32,6 +35,7 @@ use crate::domain::ticket::{TicketId, Version};
 use crate::domain::violation::FieldViolation;
 use crate::outcome::Refusal;
 use crate::store::Db;
+use crate::store::planned::NewRow;
 use crate::store::write::WriteTx;
 
 /// One retry-safe write action.
@@ -45,7 +49,8 @@ pub(crate) trait WriteAction: Send + Sync + 'static {
     /// The request as a door hands it over, before validation.
     type Request;
     /// The validated, normalized command.
-    type Command: Send + Sync + 'static;
+    /// `Clone` because on SQLite it is handed to the group writer's task.
+    type Command: Clone + Send + Sync + 'static;
     /// What the write makes; its JSON is the frozen result every replay
     /// returns byte for byte. Add fields, never reorder or rename them.
     type Result: WriteResult;
@@ -69,12 +74,22 @@ pub(crate) trait WriteAction: Send + Sync + 'static {
         tx: &mut WriteTx,
         write: &WriteContext,
     ) -> impl Future<Output = Result<Result<Applied<Self::Result>, Refusal>, KitchenError>> + Send;
+
+    /// The write's result and rows when they follow from the command alone,
+    /// with nothing to read first (a create). Then, on PostgreSQL, the
+    /// engine claims the key and inserts the rows in one statement instead
+    /// of running [`WriteAction::apply`], which must write exactly these
+    /// rows. `None` (the default) for a write that reads first.
+    fn planned(command: &Self::Command, write: &WriteContext) -> Option<Planned<Self::Result>> {
+        let _ = (command, write);
+        None
+    }
 }
 
 /// What a write answers with: a resource the record can name after its
 /// frozen result is dropped, and read again as it is now.
 pub(crate) trait WriteResult:
-    Serialize + DeserializeOwned + Send + Sync + Sized + 'static
+    Serialize + DeserializeOwned + Clone + Send + Sync + Sized + 'static
 {
     /// The id the record keeps (in its tombstone too).
     fn resource_id(&self) -> Uuid;
@@ -97,6 +112,17 @@ pub(crate) struct Applied<R> {
     pub(crate) ticket: TicketId,
 }
 
+/// A write known before anything is read: see [`WriteAction::planned`].
+#[derive(Debug)]
+pub(crate) struct Planned<R> {
+    /// The result, frozen as the operation's snapshot.
+    pub(crate) result: R,
+    /// The ticket made, recorded on the operation.
+    pub(crate) ticket: TicketId,
+    /// The rows to insert once the key is claimed.
+    pub(crate) rows: Vec<NewRow>,
+}
+
 /// What an action is handed besides its command.
 #[derive(Debug, Clone)]
 pub(crate) struct WriteContext {
@@ -111,6 +137,16 @@ pub(crate) struct WriteContext {
 }
 
 impl WriteContext {
+    /// The context of `actor`'s write that `record` is the claim of.
+    pub(crate) fn of(actor: Actor, record: &OperationRecord) -> Self {
+        Self {
+            actor,
+            action: record.action,
+            key: record.key.clone(),
+            now: record.created_at,
+        }
+    }
+
     /// The tenant everything is scoped to.
     pub(crate) fn tenant(&self) -> TenantId {
         self.actor.tenant

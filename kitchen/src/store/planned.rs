@@ -1,0 +1,162 @@
+//! Writes whose rows are known before anything is read (a create): the
+//! rows, and on PostgreSQL the claim and the rows in one statement.
+//!
+//! Why one statement: a create on PostgreSQL was BEGIN, the claim, the
+//! ticket, the history entry, the result and COMMIT, six round trips of
+//! which the database's work is a fraction. Written as one statement with
+//! data-modifying CTEs it is one round trip and one commit, and still one
+//! transaction: every part of it commits or none does. The rows are
+//! inserted `FROM claim`, so when the key is already taken (the claim
+//! inserts nothing) nothing else is inserted either; the unique key still
+//! does the waiting, bounded by the connection's `lock_timeout`. The
+//! claimed row carries its result from the start (it is known), so no
+//! `UPDATE` follows. Constraints (history → ticket) are checked at the end
+//! of the statement, when every row is in.
+//!
+//! The SQL is built from the store's own statements ([`CLAIM`],
+//! [`INSERT_TICKET`], [`INSERT_HISTORY`]), never a copy of them.
+
+use sqlx::{Pool, Postgres};
+
+use crate::KitchenError;
+use crate::domain::history::HistoryEntry;
+use crate::domain::operation::OperationRecord;
+use crate::domain::tenant::TenantId;
+use crate::domain::ticket::Ticket;
+
+use super::Db;
+use super::history::{self, INSERT_HISTORY, bind_history};
+use super::operations::{CLAIM, bind_claim};
+use super::tickets::{self, INSERT_TICKET, bind_insert_ticket};
+use super::write::WriteTx;
+
+/// One row a planned write inserts.
+#[derive(Debug, Clone)]
+pub(crate) enum NewRow {
+    /// A new ticket.
+    Ticket(Ticket),
+    /// A history entry.
+    History(HistoryEntry),
+}
+
+impl NewRow {
+    /// The row's `INSERT … VALUES (…)` statement.
+    fn insert_statement(&self) -> &'static str {
+        match self {
+            NewRow::Ticket(_) => INSERT_TICKET,
+            NewRow::History(_) => INSERT_HISTORY,
+        }
+    }
+}
+
+/// The pool that claims a key and inserts a planned write's rows in one
+/// statement, if this database does: PostgreSQL. (SQLite is in-process:
+/// a statement costs no round trip, so it gains nothing.)
+pub(crate) fn in_one_statement(db: &Db) -> Option<&Pool<Postgres>> {
+    match db {
+        Db::Postgres(pool) => Some(pool),
+        Db::Sqlite(_) => None,
+    }
+}
+
+/// Inserts `rows` in an open write transaction, one statement each: the
+/// planned write's rows where the claim is a statement of its own (SQLite,
+/// or any transaction that does more).
+pub(crate) async fn insert(
+    tx: &mut WriteTx,
+    tenant: TenantId,
+    rows: &[NewRow],
+) -> Result<(), KitchenError> {
+    for row in rows {
+        match row {
+            NewRow::Ticket(ticket) => tickets::insert(tx, tenant, ticket).await?,
+            NewRow::History(entry) => history::append(tx, tenant, entry).await?,
+        }
+    }
+    Ok(())
+}
+
+/// Claims `record` (which already carries its result) and inserts `rows`
+/// in one statement, its own transaction. `true` when this call claimed the
+/// key and everything is committed; `false` when another attempt recorded
+/// the key first (nothing was written).
+pub(crate) async fn claim_and_insert(
+    pool: &Pool<Postgres>,
+    record: &OperationRecord,
+    rows: &[NewRow],
+) -> Result<bool, KitchenError> {
+    let sql = statement(rows.iter().map(NewRow::insert_statement));
+    // Bound values must outlive the query: the history entries' changes as
+    // JSON text, made first.
+    let changes = rows
+        .iter()
+        .map(|row| match row {
+            NewRow::History(entry) => history::changes_json(entry).map(Some),
+            NewRow::Ticket(_) => Ok(None),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    // Built only from the store's own constant statements and numbered
+    // parameters: no caller text is ever part of it.
+    let mut query = bind_claim!(
+        sqlx::query_scalar::<_, i64>(sqlx::AssertSqlSafe(sql)),
+        record
+    );
+    for (row, changes) in rows.iter().zip(&changes) {
+        query = match row {
+            NewRow::Ticket(ticket) => bind_insert_ticket!(query, record.tenant_id, ticket),
+            NewRow::History(entry) => {
+                bind_history!(query, record.tenant_id, entry, changes.as_deref())
+            }
+        };
+    }
+    let claimed = query.fetch_one(pool).await?;
+    Ok(claimed == 1)
+}
+
+/// The one statement that claims a key and inserts rows made by
+/// `inserts` (each an `INSERT … VALUES (…)` of the store), answering how
+/// many keys it claimed (0 or 1).
+pub(crate) fn statement<'s>(inserts: impl IntoIterator<Item = &'s str>) -> String {
+    let mut sql = format!("WITH claim AS ({CLAIM} RETURNING 1)");
+    let mut next_param = CLAIM.matches('$').count() + 1;
+    for (i, insert) in inserts.into_iter().enumerate() {
+        let (head, values) = insert.split_once(" VALUES ").unwrap_or((insert, "")); // every store INSERT has VALUES; tested below
+        let count = values.matches('$').count();
+        let params = (next_param..next_param + count)
+            .map(|n| format!("${n}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        next_param += count;
+        sql.push_str(&format!(", row{i} AS ({head} SELECT {params} FROM claim)"));
+    }
+    sql.push_str(" SELECT count(*) FROM claim");
+    sql
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_statement_claims_then_inserts_each_row_from_the_claim() {
+        let sql = statement([INSERT_TICKET, INSERT_HISTORY]);
+        assert!(sql.starts_with("WITH claim AS (INSERT INTO operations"));
+        assert!(sql.contains("DO NOTHING RETURNING 1)"));
+        assert!(sql.contains(", row0 AS (INSERT INTO tickets"));
+        assert!(sql.contains(
+            "SELECT $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24 FROM claim)"
+        ));
+        assert!(sql.contains(", row1 AS (INSERT INTO ticket_history"));
+        assert!(sql.contains("SELECT $25, $26, $27, $28, $29, $30, $31, $32, $33 FROM claim)"));
+        assert!(sql.ends_with(" SELECT count(*) FROM claim"));
+        assert!(!sql.contains("VALUES ($13"), "{sql}");
+    }
+
+    #[test]
+    fn every_planned_row_statement_is_an_insert_with_values() {
+        for insert in [INSERT_TICKET, INSERT_HISTORY] {
+            assert!(insert.starts_with("INSERT INTO "), "{insert}");
+            assert!(insert.contains(" VALUES ("), "{insert}");
+        }
+    }
+}

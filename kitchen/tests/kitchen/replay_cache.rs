@@ -1,0 +1,184 @@
+//! Finished answers served from memory: a retry within the window is
+//! answered without the database, a different request under the key is
+//! still a conflict, and an answer never reaches another tenant.
+//!
+//! How the tests tell memory from the database: they delete the operation
+//! record behind the kitchen's back. A kitchen that still answers `replayed`
+//! (or `conflict`) answered from memory; one without the cache claims the
+//! key again and creates.
+
+use kitchen::testing::{Backend, TestDatabase};
+use kitchen::{Action, Clock, KitchenConfig, OperationKey, Outcome, ReplayCacheConfig, TenantId};
+use time::OffsetDateTime;
+
+use crate::support::{Desk, conflict, created, draft, fresh_key, replayed, ticket_count};
+
+/// Deletes the record of `key` straight in the database.
+async fn forget_behind_the_kitchens_back(db: &TestDatabase, tenant: TenantId, key: &OperationKey) {
+    const DELETE: &str =
+        "DELETE FROM operations WHERE tenant_id = $1 AND action = $2 AND operation_key = $3";
+    let deleted = match db.backend() {
+        Backend::Sqlite => {
+            let pool = sqlx::SqlitePool::connect(db.url()).await.expect("connect");
+            sqlx::query(DELETE)
+                .bind(tenant.as_uuid())
+                .bind(Action::CreateTicket.as_str())
+                .bind(key.as_str())
+                .execute(&pool)
+                .await
+                .expect("delete")
+                .rows_affected()
+        }
+        Backend::Postgres => {
+            let pool = sqlx::PgPool::connect(db.url()).await.expect("connect");
+            sqlx::query(DELETE)
+                .bind(tenant.as_uuid())
+                .bind(Action::CreateTicket.as_str())
+                .bind(key.as_str())
+                .execute(&pool)
+                .await
+                .expect("delete")
+                .rows_affected()
+        }
+    };
+    assert_eq!(deleted, 1, "the record was there to delete");
+}
+
+async fn desk(db: &TestDatabase, cache: ReplayCacheConfig) -> Desk {
+    let config = KitchenConfig {
+        replay_cache: cache,
+        ..KitchenConfig::default()
+    };
+    Desk::on(db.kitchen_with(config).await, "acme").await
+}
+
+async fn a_retry_is_answered_from_memory(db: TestDatabase) {
+    let desk = desk(&db, ReplayCacheConfig::default()).await;
+    let k = &desk.kitchen;
+    let key = fresh_key();
+    let request = draft("ops", "Printer on fire");
+    let first = created(
+        k.create_ticket(desk.actor, &key, &request)
+            .await
+            .expect("create"),
+    );
+    forget_behind_the_kitchens_back(&db, desk.tenant.id, &key).await;
+
+    let again = replayed(
+        k.create_ticket(desk.actor, &key, &request)
+            .await
+            .expect("retry"),
+    );
+    assert_eq!(again.result, first.result);
+    assert_eq!(again.snapshot, first.snapshot, "byte for byte");
+    assert_eq!(again.operation, first.operation);
+
+    let other = conflict(
+        k.create_ticket(desk.actor, &key, &draft("ops", "Printer fine"))
+            .await
+            .expect("another request under the key"),
+    );
+    assert_eq!(other.key, key);
+    assert_eq!(other.resource, Some(first.result.id));
+    assert_eq!(
+        ticket_count(k, desk.tenant.id).await,
+        2,
+        "the desk's ticket and this one: nothing new"
+    );
+}
+
+/// The same steps without the cache: the record's absence is seen, which
+/// is what makes the test above show memory at work.
+async fn without_the_cache_every_retry_reads_the_database(db: TestDatabase) {
+    let desk = desk(&db, ReplayCacheConfig::OFF).await;
+    let k = &desk.kitchen;
+    let key = fresh_key();
+    let request = draft("ops", "Printer on fire");
+    let first = created(
+        k.create_ticket(desk.actor, &key, &request)
+            .await
+            .expect("create"),
+    );
+    forget_behind_the_kitchens_back(&db, desk.tenant.id, &key).await;
+    let again = created(
+        k.create_ticket(desk.actor, &key, &request)
+            .await
+            .expect("retry"),
+    );
+    assert_ne!(again.result.id, first.result.id);
+}
+
+async fn a_cached_answer_never_reaches_another_tenant(db: TestDatabase) {
+    let acme = desk(&db, ReplayCacheConfig::default()).await;
+    let k = &acme.kitchen;
+    let globex = Desk::on(k.clone(), "globex").await;
+    let key = fresh_key();
+    let request = draft("ops", "Printer on fire");
+    let mine = created(
+        k.create_ticket(acme.actor, &key, &request)
+            .await
+            .expect("create"),
+    );
+    // Same key, same request, another tenant: its own ticket.
+    let theirs = created(
+        k.create_ticket(globex.actor, &key, &request)
+            .await
+            .expect("create"),
+    );
+    assert_ne!(theirs.result.id, mine.result.id);
+    assert_eq!(theirs.operation.tenant_id, globex.tenant.id);
+    // And each retry gets its own tenant's answer.
+    for (desk, expected) in [(&acme, &mine), (&globex, &theirs)] {
+        let again = replayed(
+            k.create_ticket(desk.actor, &key, &request)
+                .await
+                .expect("retry"),
+        );
+        assert_eq!(again.result.id, expected.result.id);
+        assert_eq!(again.operation.tenant_id, desk.tenant.id);
+    }
+}
+
+/// A cached answer is served only while its record replays, by the
+/// kitchen's clock: past the window the retry answers `expired`.
+async fn a_cached_answer_ends_with_the_replay_window(db: TestDatabase) {
+    // Today, so that the cache's own wall-clock expiry does not drop the
+    // entry first: only the kitchen's clock moves.
+    let clock = Clock::manual(OffsetDateTime::now_utc());
+    let window = time::Duration::days(30);
+    let config = KitchenConfig {
+        clock: clock.clone(),
+        replay_window: window,
+        ..KitchenConfig::default()
+    };
+    let desk = Desk::on(db.kitchen_with(config).await, "acme").await;
+    let k = &desk.kitchen;
+    let key = fresh_key();
+    let request = draft("ops", "Printer on fire");
+    let first = created(
+        k.create_ticket(desk.actor, &key, &request)
+            .await
+            .expect("create"),
+    );
+    replayed(
+        k.create_ticket(desk.actor, &key, &request)
+            .await
+            .expect("within the window"),
+    );
+    clock.advance(window + time::Duration::SECOND);
+    match k
+        .create_ticket(desk.actor, &key, &request)
+        .await
+        .expect("past the window")
+    {
+        Outcome::Expired(expired) => assert_eq!(expired.current.id, first.result.id),
+        other => panic!("expected expired, got {other:?}"),
+    }
+}
+
+kitchen::on_both_databases!(
+    a_cached_answer_ends_with_the_replay_window,
+    a_retry_is_answered_from_memory,
+    without_the_cache_every_retry_reads_the_database,
+    a_cached_answer_never_reaches_another_tenant,
+);

@@ -326,14 +326,7 @@ impl Engine {
                 "a planned write reached a database that cannot write it in one statement".into(),
             ));
         };
-        let snapshot = ResultSnapshot::of(&planned.result)
-            .map_err(|e| KitchenError::CorruptRecord(format!("result snapshot: {e}")))?;
-        let operation = OperationRecord {
-            ticket_id: Some(planned.ticket),
-            resource_id: Some(planned.result.resource_id()),
-            result: Some(snapshot.clone()),
-            ..record.clone()
-        };
+        let (snapshot, operation) = planned_record(record, &planned.result, planned.ticket)?;
         if !store::planned::claim_and_insert(pool, &operation, &planned.rows).await? {
             return Ok(Try::Taken);
         }
@@ -432,14 +425,7 @@ impl Engine {
         record: &OperationRecord,
         planned: Planned<R>,
     ) -> Result<(Verdict, Try<R>), KitchenError> {
-        let snapshot = ResultSnapshot::of(&planned.result)
-            .map_err(|e| KitchenError::CorruptRecord(format!("result snapshot: {e}")))?;
-        let operation = OperationRecord {
-            ticket_id: Some(planned.ticket),
-            resource_id: Some(planned.result.resource_id()),
-            result: Some(snapshot.clone()),
-            ..record.clone()
-        };
+        let (snapshot, operation) = planned_record(record, &planned.result, planned.ticket)?;
         if !write::claim(tx, &operation).await? {
             return Ok((Verdict::Discard, Try::Taken));
         }
@@ -481,4 +467,22 @@ impl<A: WriteAction> Statements for Attempt<A> {
             }
         })
     }
+}
+
+/// A planned write's record as its claim inserts it: its result, frozen,
+/// already on it (it is known before the claim, so no `UPDATE` follows).
+fn planned_record<R: WriteResult>(
+    record: &OperationRecord,
+    result: &R,
+    ticket: crate::domain::ticket::TicketId,
+) -> Result<(ResultSnapshot, OperationRecord), KitchenError> {
+    let snapshot = ResultSnapshot::of(result)
+        .map_err(|e| KitchenError::CorruptRecord(format!("result snapshot: {e}")))?;
+    let operation = OperationRecord {
+        ticket_id: Some(ticket),
+        resource_id: Some(result.resource_id()),
+        result: Some(snapshot.clone()),
+        ..record.clone()
+    };
+    Ok((snapshot, operation))
 }

@@ -150,8 +150,9 @@ impl Drop for TestDatabase {
     }
 }
 
-/// `server` with its database name replaced by `name`.
-fn with_database(server: &str, name: &str) -> String {
+/// `server` (a PostgreSQL URL) with its database name replaced by `name`,
+/// keeping its query parameters.
+pub fn with_database(server: &str, name: &str) -> String {
     let (base, query) = server.split_once('?').unwrap_or((server, ""));
     let scheme_end = base.find("://").map_or(0, |i| i + 3);
     let base = match base[scheme_end..].find('/') {

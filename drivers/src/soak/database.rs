@@ -62,7 +62,7 @@ impl SoakDatabase {
                     .with_context(|| format!("create the database {name}"))?;
                 let _ = admin.close().await;
                 Ok(Self {
-                    url: with_database(postgres_url, &name),
+                    url: kitchen::testing::with_database(postgres_url, &name),
                     _dir: None,
                     postgres: Some((postgres_url.to_owned(), name)),
                 })
@@ -90,42 +90,5 @@ impl SoakDatabase {
         .with_context(|| format!("drop the database {name}"))?;
         let _ = admin.close().await;
         Ok(())
-    }
-}
-
-/// `server` (a PostgreSQL URL) with its database name replaced by `name`,
-/// keeping its query parameters.
-fn with_database(server: &str, name: &str) -> String {
-    let (base, query) = server.split_once('?').unwrap_or((server, ""));
-    let scheme_end = base.find("://").map_or(0, |i| i + 3);
-    let base = match base[scheme_end..].find('/') {
-        Some(slash) => &base[..scheme_end + slash],
-        None => base,
-    };
-    if query.is_empty() {
-        format!("{base}/{name}")
-    } else {
-        format!("{base}/{name}?{query}")
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::with_database;
-
-    #[test]
-    fn the_database_name_is_replaced_and_the_parameters_kept() {
-        assert_eq!(
-            with_database("postgres://postgres@127.0.0.1:5432/postgres", "soak_1"),
-            "postgres://postgres@127.0.0.1:5432/soak_1"
-        );
-        assert_eq!(
-            with_database("postgres://u@h/db?sslmode=disable", "soak_1"),
-            "postgres://u@h/soak_1?sslmode=disable"
-        );
-        assert_eq!(
-            with_database("postgres://u@h", "soak_1"),
-            "postgres://u@h/soak_1"
-        );
     }
 }

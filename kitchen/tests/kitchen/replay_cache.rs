@@ -176,7 +176,54 @@ async fn a_cached_answer_ends_with_the_replay_window(db: TestDatabase) {
     }
 }
 
+/// A retry answered from memory awaits no I/O, yet it must still give its
+/// worker back now and then: a caller looping over cached replays (a client
+/// in the same process, a benchmark's closed loop) otherwise starves every
+/// other task on its runtime, the timer that would stop the loop included.
+/// That hung CI's in-process benchmark. On a current-thread runtime, a task
+/// spawned before the loop runs only if the loop yields.
+async fn a_loop_of_cached_replays_lets_other_tasks_run(db: TestDatabase) {
+    let desk = desk(&db, ReplayCacheConfig::default()).await;
+    let key = fresh_key();
+    let request = draft("ops", "Printer on fire");
+    created(
+        desk.kitchen
+            .create_ticket(desk.actor, &key, &request)
+            .await
+            .expect("create"),
+    );
+    let (kitchen, actor) = (desk.kitchen.clone(), desk.actor);
+    let looped = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        runtime.block_on(async move {
+            let other_ran = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let flag = other_ran.clone();
+            tokio::spawn(async move { flag.store(true, std::sync::atomic::Ordering::SeqCst) });
+            for replays in 1..=10_000_u32 {
+                replayed(
+                    kitchen
+                        .create_ticket(actor, &key, &request)
+                        .await
+                        .expect("retry"),
+                );
+                if other_ran.load(std::sync::atomic::Ordering::SeqCst) {
+                    return Some(replays);
+                }
+            }
+            None
+        })
+    })
+    .join()
+    .expect("the looping thread");
+    let replays = looped.expect("the other task never ran in 10,000 cached replays");
+    assert!(replays <= 1_000, "it ran only after {replays} replays");
+}
+
 kitchen::on_both_databases!(
+    a_loop_of_cached_replays_lets_other_tasks_run,
     a_cached_answer_ends_with_the_replay_window,
     a_retry_is_answered_from_memory,
     without_the_cache_every_retry_reads_the_database,

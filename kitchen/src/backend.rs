@@ -6,6 +6,7 @@
 //! and the other actions are refused until they are sent to the provider
 //! too.
 
+use crate::domain::action::Action;
 use crate::provider::TicketBackend;
 use crate::remote::Remote;
 use crate::store::Db;
@@ -34,6 +35,28 @@ impl Backend {
                 wait_bound: engine.wait_bound,
                 engine: engine.clone(),
             })),
+        }
+    }
+
+    /// Whether doing `action` calls a provider the service does not own:
+    /// on the remote backend, the actions sent there (today `create_ticket`;
+    /// the others are refused, so they reach nothing).
+    pub(crate) fn sends(&self, action: Action) -> bool {
+        match self {
+            Self::Local => false,
+            Self::Remote(_) => match action {
+                Action::CreateTicket => true,
+                Action::UpdateTicket | Action::TransitionTicket | Action::AddComment => false,
+            },
+        }
+    }
+
+    /// Whether reading an operation's status may call a provider (to
+    /// search it, never to send: see `Trigger::may_send`).
+    pub(crate) fn status_reads_search(&self) -> bool {
+        match self {
+            Self::Local => false,
+            Self::Remote(_) => true,
         }
     }
 }

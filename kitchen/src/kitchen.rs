@@ -87,6 +87,18 @@ impl Kitchen {
         self.config.backend.name()
     }
 
+    /// Whether doing `action` reaches a system the service does not own (a
+    /// provider, on the remote backend): what MCP calls an open world.
+    pub fn action_reaches_a_provider(&self, action: Action) -> bool {
+        self.backend.sends(action)
+    }
+
+    /// Whether reading an operation's status may search a provider (the
+    /// remote backend). It never sends anything there.
+    pub fn status_reads_reach_a_provider(&self) -> bool {
+        self.backend.status_reads_search()
+    }
+
     /// The settings the kitchen runs with.
     pub fn config(&self) -> &KitchenConfig {
         &self.config

@@ -122,7 +122,8 @@ pub enum Refusal {
 pub enum NotCreatedReason {
     /// The provider refused the ticket (a validation answer); its words.
     Rejected(String),
-    /// The provider could not be reached; a retry later may work.
+    /// The provider could not be reached, or a search proved that what was
+    /// sent never arrived; a retry with the same key may make it.
     Unavailable(String),
 }
 

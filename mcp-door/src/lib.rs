@@ -25,6 +25,9 @@
 //!   tenant is fixed at start, from the token given in the environment.
 //! - [`contract`]: every description the model reads, and the contract
 //!   hash each tool publishes in `_meta` and stamps on its calls' telemetry.
+//! - [`OpenWorld`] (`open_world`): which tools reach a provider on this
+//!   deployment's backend (their `openWorldHint`), read from the kitchen
+//!   once when the tools are built.
 //! - `args`, `results`: tool arguments and structured results.
 
 use std::sync::Arc;
@@ -38,11 +41,13 @@ use telemetry::Metrics;
 mod args;
 pub mod contract;
 pub mod http_edge;
+mod open_world;
 mod outcomes;
 mod results;
 mod tools;
 
 pub use http_edge::{McpEndpoint, McpLimits};
+pub use open_world::OpenWorld;
 pub use tools::{TenantSource, TicketTools};
 
 /// Host and Origin checks of the HTTP transport (DNS-rebinding protection).
@@ -94,16 +99,11 @@ fn http_service(
         .with_sse_keep_alive(None)
         .with_allowed_hosts(config.allowed_hosts.clone())
         .with_allowed_origins(config.allowed_origins.clone());
+    // Built once; each request gets a clone (handles to the kitchen, the
+    // metrics and the shared tool router).
+    let tools = TicketTools::new(kitchen, TenantSource::Http, metrics);
     StreamableHttpService::new(
-        // Runs per request: clones of the kitchen and metrics handles; the
-        // tool router and server info are built once and shared.
-        move || {
-            Ok(TicketTools::new(
-                kitchen.clone(),
-                TenantSource::Http,
-                metrics.clone(),
-            ))
-        },
+        move || Ok(tools.clone()),
         Arc::new(NeverSessionManager::default()),
         transport,
     )

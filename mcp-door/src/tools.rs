@@ -2,7 +2,7 @@
 //! counting, the caller) and the nine tool bodies. What their outcomes
 //! become is in [`crate::outcomes`].
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use kitchen::{
     Action, Actor, Caller, Comment, CommentDraft, Cursor, FieldViolation, KeyPhase, Kitchen,
@@ -23,6 +23,7 @@ use crate::args::{
     OperationStatusArgs, PreviewTicketArgs, Read, TransitionTicketArgs, UpdateTicketArgs, merge,
 };
 use crate::contract;
+use crate::open_world::OpenWorld;
 use crate::outcomes::{
     comment_write_result, contract_failure, create_result, invalid_write, problem, structured,
     ticket_write_result, unexpected,
@@ -66,56 +67,64 @@ pub struct TicketTools {
     kitchen: Kitchen,
     tenants: TenantSource,
     metrics: Metrics,
-    /// Shared, never copied: the stateless transport makes a server per
-    /// request, and a copy of the router (nine tool definitions, each with
-    /// its `_meta` map) was a measurable share of a replay's cost.
-    tool_router: &'static ToolRouter<Self>,
+    /// Built once per server and shared, never copied: the stateless
+    /// transport makes a server per request, and a copy of the router (nine
+    /// tool definitions, each with its `_meta` map) was a measurable share
+    /// of a replay's cost.
+    tool_router: Arc<ToolRouter<Self>>,
 }
 
 #[tool_router]
 impl TicketTools {
     /// Tools over `kitchen`, with callers from `tenants`, measured into
-    /// `metrics`.
+    /// `metrics`. Builds the tool definitions for `kitchen`'s backend:
+    /// make it once per server and clone it per request.
     pub fn new(kitchen: Kitchen, tenants: TenantSource, metrics: Metrics) -> Self {
+        let tool_router = Arc::new(Self::router_for(&OpenWorld::of(&kitchen)));
         Self {
             kitchen,
             tenants,
             metrics,
-            tool_router: Self::router_with_contract_hashes(),
+            tool_router,
         }
     }
 
-    /// The tool definitions, each with its contract hash in `_meta`. Built
-    /// once and borrowed by every server: the stateless transport makes a
-    /// server per request.
-    fn router_with_contract_hashes() -> &'static ToolRouter<Self> {
-        static ROUTER: OnceLock<ToolRouter<TicketTools>> = OnceLock::new();
-        ROUTER.get_or_init(|| {
-            let mut router = Self::tool_router();
-            for route in router.map.values_mut() {
-                // A model reads every input schema on every turn, and
-                // MCP already says a schema without `$schema` is JSON
-                // Schema 2020-12: the URL would cost tokens and say
-                // nothing.
-                std::sync::Arc::make_mut(&mut route.attr.input_schema).remove("$schema");
-                let hash = contract::contract_hash(&route.attr);
-                let mut meta = route.attr.meta.clone().unwrap_or_default();
-                meta.insert(contract::CONTRACT_HASH_META.into(), hash.into());
-                route.attr.meta = Some(meta);
+    /// The tool definitions, with `openWorldHint` as `open` says and each
+    /// tool's contract hash in `_meta` (so a deployment whose tools reach a
+    /// provider publishes other hashes: its contract is another).
+    fn router_for(open: &OpenWorld) -> ToolRouter<Self> {
+        let mut router = Self::tool_router();
+        for (name, route) in &mut router.map {
+            // A model reads every input schema on every turn, and MCP
+            // already says a schema without `$schema` is JSON Schema
+            // 2020-12: the URL would cost tokens and say nothing.
+            Arc::make_mut(&mut route.attr.input_schema).remove("$schema");
+            if let Some(annotations) = route.attr.annotations.as_mut() {
+                annotations.open_world_hint = Some(open.reaches(name));
             }
-            router
-        })
+            let hash = contract::contract_hash(&route.attr);
+            let mut meta = route.attr.meta.clone().unwrap_or_default();
+            meta.insert(contract::CONTRACT_HASH_META.into(), hash.into());
+            route.attr.meta = Some(meta);
+        }
+        router
     }
 
-    /// Every tool definition as `tools/list` shows it, contract hashes
-    /// included.
+    /// Every tool definition as `tools/list` shows it on the local backend,
+    /// contract hashes included.
     pub fn definitions() -> Vec<rmcp::model::Tool> {
-        Self::router_with_contract_hashes().list_all()
+        Self::definitions_in(&OpenWorld::CLOSED)
+    }
+
+    /// Every tool definition as `tools/list` shows it where `open` reaches
+    /// a provider.
+    pub fn definitions_in(open: &OpenWorld) -> Vec<rmcp::model::Tool> {
+        Self::router_for(open).list_all()
     }
 
     /// The contract hash `tool` publishes, borrowed from the shared router
     /// (no copy per call).
-    fn contract(&self, tool: &str) -> &'static str {
+    fn contract(&self, tool: &str) -> &str {
         self.tool_router
             .map
             .get(tool)
@@ -552,7 +561,6 @@ struct WriteCall {
     action: Action,
     who: Who,
     attempt: Attempt,
-    contract: &'static str,
 }
 
 /// A write's key, checked first and alone: without a usable key there is
@@ -650,7 +658,6 @@ impl TicketTools {
             action,
             who,
             attempt,
-            contract,
         })
     }
 
@@ -665,8 +672,11 @@ impl TicketTools {
             Err(_) => ("error", None),
         };
         call.attempt.finish(outcome, failure);
-        self.metrics
-            .tool_call(call.action.as_str(), call.contract, outcome);
+        self.metrics.tool_call(
+            call.action.as_str(),
+            self.contract(call.action.as_str()),
+            outcome,
+        );
         answer.map(|(result, _, _)| result)
     }
 

@@ -1,7 +1,9 @@
 """The MCP door over the remote backend, driven by the official Python `mcp`
 SDK: a lost provider answer is `status: unknown` (not an error) pointing to
 get_operation_status; that tool reconciles and returns the ticket; the
-retry replays; the provider simulator counts one ticket. The other writes
+retry replays; the provider simulator counts one ticket. The tools that
+reach the provider (the create, the status read) say they are open-world.
+The other writes
 (only create_ticket is sent to a provider) are refused as tool errors.
 
 Then, against SLOW_URL (the same backend with a request timeout shorter
@@ -57,6 +59,13 @@ async def main():
     ) as http:
         transport = streamable_http_client(f"{BASE_URL}/mcp", http_client=http)
         async with Client(transport, mode="2026-07-28", cache=None) as client:
+            tools = (await client.list_tools()).tools
+            open_world = sorted(t.name for t in tools if t.annotations and t.annotations.open_world_hint)
+            check(
+                "only the tools that reach the provider are open-world",
+                open_world == ["create_ticket", "get_operation_status"],
+                open_world,
+            )
             args = {"operation_id": key, "project_id": "ops", "title": title}
             first = await client.call_tool("create_ticket", args)
             s = first.structured_content or {}

@@ -127,6 +127,18 @@ impl Trigger {
             _ => return None,
         })
     }
+
+    /// Whether a worker with this trigger may send the effect to the
+    /// provider. A status read only looks (it may search the provider to
+    /// settle what it finds): a read never causes a write, also where a
+    /// resend would be harmless, because hosts run read-only tools without
+    /// asking. Sending again is for a caller's write and for the reconciler.
+    pub(crate) fn may_send(self) -> bool {
+        match self {
+            Self::Request | Self::Retry | Self::Background | Self::Startup => true,
+            Self::Status => false,
+        }
+    }
 }
 
 /// How one call to the provider ended, as recorded on its attempt.

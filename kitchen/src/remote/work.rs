@@ -95,9 +95,10 @@ impl Remote {
             },
             // Within the provider's dedup window the key itself protects a
             // re-dispatch; past it (or for a provider that ignores keys),
-            // only a search may decide.
+            // only a search may decide. A status read always searches: it
+            // must not send.
             OperationState::InProgress | OperationState::Unknown => {
-                if key_trusted_until.is_some_and(|until| now < until) {
+                if trigger.may_send() && key_trusted_until.is_some_and(|until| now < until) {
                     self.dispatch(job, None).await
                 } else {
                     let last = last_dispatched_at.unwrap_or(record.created_at);
@@ -281,6 +282,11 @@ impl Remote {
                         )
                         .await;
                 }
+                if !job.trigger.may_send() {
+                    return self
+                        .absent_for_a_reader(job, number, last_dispatched_at)
+                        .await;
+                }
                 let why = "not found: provably never made, so it is sent again with the same key";
                 effects::finish_attempt(
                     &self.db,
@@ -292,6 +298,33 @@ impl Remote {
                 self.dispatch(job, None).await
             }
         }
+    }
+
+    /// A search for a status read proved the effect absent: nothing was
+    /// made, and the read does not send it (a read never writes). It settles
+    /// as `failed_before_effect`, so the caller learns that a retry of the
+    /// write, with the same key, is what sends it; the reconciler leaves it
+    /// to that retry.
+    async fn absent_for_a_reader(
+        &self,
+        job: Job,
+        number: i32,
+        last_dispatched_at: OffsetDateTime,
+    ) -> Result<Outcome, KitchenError> {
+        let why = "not found: provably never made; a status read does not send it";
+        let detail = format!(
+            "The provider has no such ticket, and the request sent at {} can no longer land \
+             there: nothing was made. Retry the write with the same key to send it.",
+            rfc3339(last_dispatched_at)
+        );
+        let reason = NotCreatedReason::Unavailable(detail.clone());
+        self.fail_before_effect(
+            &job,
+            FinishedAttempt::new(number, AttemptResult::Absent, Some(why)),
+            &detail,
+            reason,
+        )
+        .await
     }
 
     /// Starts an attempt under a renewed lease, unless the lease was lost or

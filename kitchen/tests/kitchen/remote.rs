@@ -531,7 +531,103 @@ async fn a_remote_create_records_the_callers_token_in_history(db: TestDatabase) 
     );
 }
 
+/// A status read observes and never acts: under every fault of a
+/// dispatch, reading the status sends nothing to the provider and makes
+/// nothing there. It may search, and it settles what the search proves:
+/// found is `succeeded`, provably absent is `failed_before_effect`. Only
+/// the caller's retry sends again, and makes exactly one ticket.
+async fn status_reads_never_send(db: &TestDatabase, provider: FakeProvider) {
+    // No request can still be in flight (max_inflight 0), so a search
+    // proves absence at once and the test needs no wait.
+    let mut effect = Effect::new(db, provider, settings(Duration::ZERO, Duration::ZERO)).await;
+    for fault in [
+        DispatchFault::FailBeforeCommit,
+        DispatchFault::CommitThenLose,
+        DispatchFault::Reject,
+        DispatchFault::Unreachable,
+    ] {
+        effect.key = fresh_key();
+        effect.provider.fail_next_dispatch(fault.clone());
+        let first = effect.create().await;
+        let made = effect.made();
+        let (dispatches, _) = effect.provider.calls();
+        for _ in 0..3 {
+            effect.status().await;
+        }
+        let status = effect.status().await;
+        assert_eq!(
+            effect.provider.calls().0,
+            dispatches,
+            "{fault:?}: a status read sent the ticket (first answer: {})",
+            first.name()
+        );
+        assert_eq!(
+            effect.made(),
+            made,
+            "{fault:?}: a status read made a ticket"
+        );
+        let expected = if made == 1 {
+            OperationState::Succeeded
+        } else {
+            OperationState::FailedBeforeEffect
+        };
+        assert_eq!(
+            status.record.state, expected,
+            "{fault:?}: what the reads settled"
+        );
+        let retry = effect.create().await;
+        assert!(
+            matches!(retry, Outcome::Created(_) | Outcome::Replayed(_)),
+            "{fault:?}: the retry answered {retry:?}"
+        );
+        assert_eq!(effect.made(), 1, "{fault:?}: tickets after the retry");
+    }
+}
+
+/// Where the provider honours keys a resend would even be harmless; a read
+/// still does not send (hosts run read-only tools without asking).
+async fn a_status_read_never_sends_when_the_provider_honours_keys(db: TestDatabase) {
+    status_reads_never_send(&db, FakeProvider::honouring_keys(Duration::from_secs(3600))).await;
+}
+
+async fn a_status_read_never_sends_when_the_provider_ignores_keys(db: TestDatabase) {
+    status_reads_never_send(&db, FakeProvider::ignoring_keys()).await;
+}
+
+/// A status read that finds nothing at the provider tells the caller what
+/// to do: nothing was made, retry the write with the same key.
+async fn a_status_read_that_proves_absence_says_to_retry(db: TestDatabase) {
+    let effect = Effect::new(
+        &db,
+        FakeProvider::ignoring_keys(),
+        settings(Duration::ZERO, Duration::ZERO),
+    )
+    .await;
+    effect
+        .provider
+        .fail_next_dispatch(DispatchFault::FailBeforeCommit);
+    unknown(effect.create().await);
+    let status = effect.status().await;
+    assert_eq!(status.record.state, OperationState::FailedBeforeEffect);
+    let ledger = status.effect.expect("ledger");
+    let detail = ledger.state_detail.clone().unwrap_or_default();
+    assert!(detail.contains("nothing was made"), "{detail}");
+    assert!(detail.contains("same key"), "{detail}");
+    let last = ledger.last_reconciliation().expect("a lookup");
+    assert_eq!(last.result, Some(AttemptResult::Absent));
+    assert_eq!(last.trigger, Trigger::Status);
+    assert_eq!(effect.made(), 0);
+    assert_eq!(
+        effect.attempts().await,
+        ["dispatch:ambiguous", "lookup:absent"],
+        "the read searched, and sent nothing"
+    );
+}
+
 kitchen::on_both_databases!(
+    a_status_read_never_sends_when_the_provider_honours_keys,
+    a_status_read_never_sends_when_the_provider_ignores_keys,
+    a_status_read_that_proves_absence_says_to_retry,
     a_create_is_recorded_ahead_and_replays,
     a_lost_answer_is_unknown_then_found_not_resent,
     a_failure_before_commit_is_resent_once_absence_is_proven,

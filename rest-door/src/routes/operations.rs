@@ -323,7 +323,7 @@ fn key_path_schema() -> utoipa::openapi::schema::Object {
     tag = "operations",
     params(OperationPath),
     responses(
-        (status = 200, description = "The operation record (with a ticket provider: the effect, its attempts and the last reconciliation; an unsettled one is reconciled before answering). `phase` says where the key is: `replayable` (a retry replays the first answer) or `expired` (past `replayable_until`, until `retained_until`: the key is spent, a retry with it makes nothing new and answers the resource as it is now).", body = OperationStatus),
+        (status = 200, description = "The operation record (with a ticket provider: the effect, its attempts and the last reconciliation; an unsettled one is first searched for at the provider, never sent there again: a read never writes). `phase` says where the key is: `replayable` (a retry replays the first answer) or `expired` (past `replayable_until`, until `retained_until`: the key is spent, a retry with it makes nothing new and answers the resource as it is now).", body = OperationStatus),
         (status = 400, description = "The key cannot be an Idempotency-Key (`idempotency-key-malformed`: not printable ASCII of a key's length), so nothing can have been recorded under it; or the path is not valid percent-encoded UTF-8, or a header the server needs once was sent twice or is malformed (`bad-request`).", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "Missing or invalid bearer token.", body = Problem, content_type = "application/problem+json",
             headers(("WWW-Authenticate" = String, description = "Bearer"))),
@@ -352,7 +352,8 @@ pub(crate) async fn get(
             "{e} Nothing can have been recorded under this key."
         ))
     })?;
-    // With a ticket provider, an unsettled operation is reconciled first.
+    // With a ticket provider, an unsettled operation is first searched for
+    // at the provider (never sent again: a read never writes).
     let status = kitchen
         .operation_status(caller.tenant.id, action, &key)
         .await?

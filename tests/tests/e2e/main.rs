@@ -12,6 +12,7 @@ mod mcp_support;
 mod mcp_tools;
 mod mcp_transport;
 mod remote_backend;
+mod remote_reads;
 mod rest_create;
 mod rest_errors;
 mod rest_instances;

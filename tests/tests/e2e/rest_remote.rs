@@ -14,8 +14,18 @@ use provider_client::HttpProvider;
 
 use crate::{DISK_FULL, fresh_key};
 
-/// A server whose tickets go to a fresh simulator that ignores keys.
+/// A server whose tickets go to a fresh simulator that ignores keys, told
+/// that no provider request is still in flight once answered.
 async fn spawn_remote(db: &TestDatabase) -> (TestApp, RunningSim) {
+    spawn_remote_with(db, Duration::ZERO).await
+}
+
+/// A server whose tickets go to a fresh simulator that ignores keys, told
+/// that a provider request may still land `max_inflight` after it was sent.
+pub(crate) async fn spawn_remote_with(
+    db: &TestDatabase,
+    max_inflight: Duration,
+) -> (TestApp, RunningSim) {
     let sim = provider_sim::spawn(
         "127.0.0.1:0".parse().expect("loopback"),
         SimConfig {
@@ -32,7 +42,7 @@ async fn spawn_remote(db: &TestDatabase) -> (TestApp, RunningSim) {
             provider: Arc::new(provider),
             settings: RemoteSettings {
                 dedup_window: Duration::ZERO,
-                max_inflight: Duration::ZERO,
+                max_inflight,
                 call_timeout,
                 // Out of the way: these tests reconcile on demand.
                 reconcile_every: Duration::from_secs(3600),

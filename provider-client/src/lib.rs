@@ -13,8 +13,15 @@
 //! `Idempotency-Key`, and `GET /api/tickets?external_ref=`. An adapter for
 //! another tracker is another implementation of the same trait.
 //!
+//! TLS is rustls (no OpenSSL, no system TLS library): an `https://`
+//! provider is verified against the system's roots plus, when given, an
+//! extra CA bundle ([`ProviderTls::extra_roots_pem`]), for a tracker behind
+//! a private CA. A handshake that fails proves that no byte of a request
+//! left, so it is [`Dispatched::NotSent`], like a refused connection.
+//!
 //! # Layout
 //! - [`HttpProvider`]: the adapter; `classify` (private) holds the rules.
+//! - [`ProviderTls`]: which certificates the adapter trusts.
 
 use std::time::Duration;
 
@@ -33,8 +40,24 @@ pub struct HttpProvider {
 
 /// The adapter could not be built.
 #[derive(Debug, thiserror::Error)]
-#[error("could not set up the HTTP client for the ticket provider: {0}")]
-pub struct SetupError(#[from] reqwest::Error);
+pub enum SetupError {
+    /// The HTTP client refused its settings.
+    #[error("could not set up the HTTP client for the ticket provider: {0}")]
+    Client(#[from] reqwest::Error),
+    /// The extra CA bundle holds no certificate it could read.
+    #[error(
+        "the provider's extra CA bundle holds no PEM certificate (expected one or more \
+         -----BEGIN CERTIFICATE----- blocks): {0}"
+    )]
+    ExtraRoots(String),
+}
+
+/// Which certificates an `https://` provider may present.
+#[derive(Debug, Clone, Default)]
+pub struct ProviderTls {
+    /// PEM certificates trusted besides the system's roots (a private CA).
+    pub extra_roots_pem: Option<Vec<u8>>,
+}
 
 #[derive(Serialize)]
 struct CreateBody<'a> {
@@ -71,13 +94,32 @@ impl From<TicketBody> for ProviderTicket {
 }
 
 impl HttpProvider {
-    /// An adapter for the tracker at `base_url` (e.g. `http://127.0.0.1:9090`).
-    /// `timeout` bounds each whole call; `connect_timeout` the connection.
+    /// An adapter for the tracker at `base_url` (e.g. `http://127.0.0.1:9090`
+    /// or `https://tracker.example`), trusting the system's roots.
+    /// `timeout` bounds each whole call, and the connection (TLS handshake
+    /// included) at most 5 s of it.
     pub fn new(base_url: &str, timeout: Duration) -> Result<Self, SetupError> {
-        let client = reqwest::Client::builder()
+        Self::with_tls(base_url, timeout, &ProviderTls::default())
+    }
+
+    /// As [`HttpProvider::new`], also trusting what `tls` adds.
+    pub fn with_tls(
+        base_url: &str,
+        timeout: Duration,
+        tls: &ProviderTls,
+    ) -> Result<Self, SetupError> {
+        let mut builder = reqwest::Client::builder()
             .timeout(timeout)
-            .connect_timeout(timeout.min(Duration::from_secs(5)))
-            .build()?;
+            .connect_timeout(timeout.min(Duration::from_secs(5)));
+        if let Some(pem) = &tls.extra_roots_pem {
+            let roots = reqwest::Certificate::from_pem_bundle(pem)
+                .map_err(|e| SetupError::ExtraRoots(describe(&e)))?;
+            if roots.is_empty() {
+                return Err(SetupError::ExtraRoots("none found".into()));
+            }
+            builder = builder.tls_certs_merge(roots);
+        }
+        let client = builder.build()?;
         Ok(Self {
             client,
             base_url: base_url.trim_end_matches('/').to_owned(),
@@ -117,7 +159,7 @@ impl HttpProvider {
             Ok(text) => text,
             Err(e) => return Dispatched::Ambiguous(format!("{status}, then {}", describe(&e))),
         };
-        classify(status, &text, replayed)
+        classify(status, &text, replayed, &request.external_ref)
     }
 
     async fn search(&self, external_ref: &str) -> Lookup {
@@ -132,31 +174,58 @@ impl HttpProvider {
             Ok(r) => return Lookup::Failed(format!("search answered {}", r.status())),
             Err(e) => return Lookup::Failed(describe(&e)),
         };
-        match response.json::<SearchBody>().await {
-            // The reference is the effect's name: any ticket carrying it is
-            // the effect (there is at most one unless something else made
-            // duplicates, and then the oldest is the original).
-            Ok(found) => match found
-                .tickets
-                .into_iter()
-                .find(|t| t.external_ref == external_ref)
-            {
-                Some(ticket) => Lookup::Found(ticket.into()),
-                None => Lookup::Absent,
-            },
+        match response.text().await {
+            Ok(body) => read_search(&body, external_ref),
             Err(e) => Lookup::Failed(format!("unreadable search answer: {}", describe(&e))),
         }
     }
 }
 
-/// What a create's answer proves.
-fn classify(status: StatusCode, body: &str, replayed: bool) -> Dispatched {
+/// What a search's answer proves. Only an answer that is well formed and
+/// about this reference settles anything: tickets that all carry another
+/// reference mean the provider did not search for ours (a filter it
+/// ignored, a broken index), which proves no absence.
+fn read_search(body: &str, external_ref: &str) -> Lookup {
+    let found = match serde_json::from_str::<SearchBody>(body) {
+        Ok(found) => found,
+        Err(e) => return Lookup::Failed(format!("unreadable search answer: {e}")),
+    };
+    let strangers = found
+        .tickets
+        .iter()
+        .filter(|t| t.external_ref != external_ref)
+        .count();
+    // The reference is the effect's name: any ticket carrying it is the
+    // effect (there is at most one unless something else made duplicates,
+    // and then the oldest, listed first, is the original).
+    match found
+        .tickets
+        .into_iter()
+        .find(|t| t.external_ref == external_ref)
+    {
+        Some(ticket) => Lookup::Found(ticket.into()),
+        None if strangers > 0 => Lookup::Failed(format!(
+            "the search for {external_ref} answered {strangers} tickets for other references \
+             and none for it: the provider did not search for it, so absence is not proven"
+        )),
+        None => Lookup::Absent,
+    }
+}
+
+/// What a create's answer proves, for the create of `external_ref`.
+fn classify(status: StatusCode, body: &str, replayed: bool, external_ref: &str) -> Dispatched {
     if status.is_success() {
         return match serde_json::from_str::<TicketBody>(body) {
-            Ok(ticket) => Dispatched::Created {
+            Ok(ticket) if ticket.external_ref == external_ref => Dispatched::Created {
                 ticket: ticket.into(),
                 replayed,
             },
+            // A yes about another ticket says nothing about ours, which may
+            // or may not have been made: only a search can tell.
+            Ok(ticket) => Dispatched::Ambiguous(format!(
+                "{status} with ticket {} for another reference ({}, not {external_ref})",
+                ticket.id, ticket.external_ref
+            )),
             // It said yes, so something may well have been made.
             Err(e) => Dispatched::Ambiguous(format!("{status} with an unreadable ticket: {e}")),
         };
@@ -203,6 +272,52 @@ impl TicketProvider for HttpProvider {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn classify(status: StatusCode, body: &str, replayed: bool) -> Dispatched {
+        super::classify(status, body, replayed, "r")
+    }
+
+    #[test]
+    fn a_yes_that_is_not_about_this_ticket_is_ambiguous() {
+        for body in [
+            r#"{"id":"SIM-1","external_ref":"someone-else"}"#,
+            "not json",
+            "",
+            r#"{"id":"SIM-1"}"#,
+            r#"[{"id":"SIM-1","external_ref":"r"}]"#,
+        ] {
+            assert!(
+                matches!(
+                    classify(StatusCode::CREATED, body, false),
+                    Dispatched::Ambiguous(_)
+                ),
+                "{body}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_search_proves_absence_only_when_it_answered_about_this_reference() {
+        let ours = r#"{"id":"SIM-1","external_ref":"r"}"#;
+        let theirs = r#"{"id":"SIM-2","external_ref":"q"}"#;
+        assert_eq!(read_search(r#"{"tickets":[]}"#, "r"), Lookup::Absent);
+        assert!(matches!(
+            read_search(&format!(r#"{{"tickets":[{theirs},{ours}]}}"#), "r"),
+            Lookup::Found(t) if t.id == "SIM-1"
+        ));
+        for garbage in [
+            format!(r#"{{"tickets":[{theirs}]}}"#),
+            "not json".to_owned(),
+            String::new(),
+            r#"{"tickets":[{"id":"SIM-1"}]}"#.to_owned(),
+            r#"{"results":[]}"#.to_owned(),
+        ] {
+            assert!(
+                matches!(read_search(&garbage, "r"), Lookup::Failed(_)),
+                "{garbage}"
+            );
+        }
+    }
 
     #[test]
     fn only_a_refusal_on_the_merits_proves_nothing_was_made() {

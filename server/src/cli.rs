@@ -191,9 +191,14 @@ pub struct BackendArgs {
     /// write-ahead record, unknown outcomes and reconciliation.
     #[arg(long, env = "TICKET_BACKEND", value_enum, default_value_t = BackendKind::Local)]
     pub ticket_backend: BackendKind,
-    /// The provider's base URL, e.g. http://127.0.0.1:9090 (remote backend).
+    /// The provider's base URL, e.g. http://127.0.0.1:9090 or
+    /// https://tracker.example (remote backend).
     #[arg(long, env = "PROVIDER_URL")]
     pub provider_url: Option<String>,
+    /// A PEM file of CA certificates to trust for an https provider, besides
+    /// the system's roots (a tracker behind a private CA).
+    #[arg(long, env = "PROVIDER_CA_FILE")]
+    pub provider_ca_file: Option<std::path::PathBuf>,
     /// Milliseconds one call to the provider may take; past it the answer
     /// counts as lost and the outcome as unknown until reconciled.
     #[arg(long, env = "PROVIDER_TIMEOUT_MS", default_value_t = 10_000)]

@@ -30,7 +30,24 @@ impl BackendArgs {
                     );
                 };
                 let call_timeout = Duration::from_millis(self.provider_timeout_ms);
-                let provider = provider_client::HttpProvider::new(url, call_timeout)?;
+                let tls = provider_client::ProviderTls {
+                    extra_roots_pem: match &self.provider_ca_file {
+                        None => None,
+                        Some(path) => Some(std::fs::read(path).map_err(|e| {
+                            anyhow::anyhow!(
+                                "PROVIDER_CA_FILE {}: cannot read it: {e}",
+                                path.display()
+                            )
+                        })?),
+                    },
+                };
+                let provider = provider_client::HttpProvider::with_tls(url, call_timeout, &tls)
+                    .map_err(|e| match (&e, &self.provider_ca_file) {
+                        (provider_client::SetupError::ExtraRoots(_), Some(path)) => {
+                            anyhow::anyhow!("PROVIDER_CA_FILE {}: {e}", path.display())
+                        }
+                        _ => e.into(),
+                    })?;
                 Ok(TicketBackend::Remote {
                     provider: Arc::new(provider),
                     settings: RemoteSettings {
@@ -174,4 +191,48 @@ fn time_days(days: u32) -> kitchen::RetentionPeriod {
 
 fn time_secs(secs: u64) -> kitchen::RetentionPeriod {
     kitchen::RetentionPeriod::seconds(i64::try_from(secs).unwrap_or(i64::MAX))
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use crate::cli::{Cli, Command};
+
+    /// The backend settings of `tickets serve ARGS`.
+    fn backend(args: &[&str]) -> anyhow::Result<kitchen::TicketBackend> {
+        let cli = Cli::try_parse_from(["tickets", "serve"].iter().chain(args))?;
+        let Command::Serve(serve) = cli.command else {
+            anyhow::bail!("not serve");
+        };
+        serve.backend.backend()
+    }
+
+    #[test]
+    fn a_provider_ca_file_that_cannot_be_used_names_the_setting() {
+        let remote = [
+            "--ticket-backend",
+            "remote",
+            "--provider-url",
+            "https://127.0.0.1:1",
+        ];
+        let missing = [&remote[..], &["--provider-ca-file", "/nonexistent/ca.pem"]].concat();
+        let err = backend(&missing).expect_err("a missing file");
+        assert!(
+            err.to_string()
+                .contains("PROVIDER_CA_FILE /nonexistent/ca.pem"),
+            "{err}"
+        );
+
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let empty = dir.path().join("empty.pem");
+        std::fs::write(&empty, "no certificate here").expect("write");
+        let path = empty.to_str().expect("utf-8");
+        let err = backend(&[&remote[..], &["--provider-ca-file", path]].concat())
+            .expect_err("a file without a certificate");
+        assert!(err.to_string().contains("PROVIDER_CA_FILE"), "{err}");
+        assert!(err.to_string().contains("BEGIN CERTIFICATE"), "{err}");
+
+        assert!(backend(&remote).is_ok(), "no CA file: the system's roots");
+    }
 }

@@ -3,10 +3,12 @@
 
 use std::io::Write;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::time::Duration;
 
+use anyhow::Context;
 use clap::Parser;
-use drivers::provider_sim::{self, KeyPolicy, SimConfig};
+use drivers::provider_sim::{self, KeyPolicy, SimConfig, SimTls, TestCertificates};
 
 /// Serve an in-memory ticket tracker whose faults tests schedule over HTTP.
 #[derive(Debug, Parser)]
@@ -22,6 +24,17 @@ struct Args {
     /// How long a key is remembered, in milliseconds.
     #[arg(long, default_value_t = 86_400_000)]
     dedup_window_ms: u64,
+    /// Serve HTTPS with this PEM certificate chain (needs --tls-key).
+    #[arg(long, requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert.
+    #[arg(long, requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// Serve HTTPS with a CA and certificate made now for localhost and
+    /// 127.0.0.1; the CA is written to this file for clients to trust (e.g.
+    /// the service's PROVIDER_CA_FILE).
+    #[arg(long, conflicts_with = "tls_cert")]
+    tls_self_signed_ca_out: Option<PathBuf>,
 }
 
 #[tokio::main]
@@ -31,7 +44,24 @@ async fn main() -> anyhow::Result<()> {
         keys: args.keys,
         dedup_window: Duration::from_millis(args.dedup_window_ms),
     };
-    let sim = provider_sim::spawn(args.listen, config).await?;
+    let sim = match (&args.tls_cert, &args.tls_key, &args.tls_self_signed_ca_out) {
+        (Some(cert), Some(key), _) => {
+            let tls = SimTls {
+                cert_chain_pem: std::fs::read_to_string(cert)
+                    .with_context(|| format!("--tls-cert {}", cert.display()))?,
+                key_pem: std::fs::read_to_string(key)
+                    .with_context(|| format!("--tls-key {}", key.display()))?,
+            };
+            provider_sim::spawn_tls(args.listen, config, &tls, None).await?
+        }
+        (_, _, Some(ca_out)) => {
+            let made = TestCertificates::generate()?;
+            std::fs::write(ca_out, &made.ca_pem)
+                .with_context(|| format!("--tls-self-signed-ca-out {}", ca_out.display()))?;
+            provider_sim::spawn_tls(args.listen, config, &made.server, Some(&made.ca_pem)).await?
+        }
+        _ => provider_sim::spawn(args.listen, config).await?,
+    };
     // Scripts read the bound address from this line: flush it now, since
     // stdout is block-buffered when it is a pipe.
     let mut out = std::io::stdout().lock();

@@ -23,6 +23,25 @@ impl SimClient {
         }
     }
 
+    /// A client for a simulator served over TLS with a certificate signed
+    /// by `ca_pem`.
+    ///
+    /// # Panics
+    /// If `ca_pem` is not a PEM certificate (it comes from
+    /// [`TestCertificates`](super::TestCertificates)).
+    pub fn trusting(base_url: impl Into<String>, ca_pem: &str) -> Self {
+        let ca = reqwest::Certificate::from_pem(ca_pem.as_bytes())
+            .expect("the simulator's CA is a PEM certificate");
+        let http = reqwest::Client::builder()
+            .tls_certs_merge([ca])
+            .build()
+            .expect("an HTTP client trusting the simulator's CA");
+        Self {
+            http,
+            base_url: base_url.into(),
+        }
+    }
+
     /// The simulator's base URL.
     pub fn base_url(&self) -> &str {
         &self.base_url

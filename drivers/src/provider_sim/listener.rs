@@ -14,9 +14,11 @@ use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
-use tokio::net::{TcpListener, TcpSocket, TcpStream};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::{TcpListener, TcpSocket};
 use tokio::sync::{Notify, mpsc, oneshot, watch};
 use tokio::task::JoinSet;
+use tokio_rustls::TlsAcceptor;
 use tower::ServiceExt;
 
 /// Kills the connection a request came on; a request extension.
@@ -51,6 +53,7 @@ pub(crate) fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
 pub(crate) async fn serve(
     listener: TcpListener,
     router: Router,
+    tls: Option<TlsAcceptor>,
     mut outages: mpsc::UnboundedReceiver<(Duration, oneshot::Sender<()>)>,
 ) {
     let Ok(addr) = listener.local_addr() else {
@@ -67,7 +70,17 @@ pub(crate) async fn serve(
         tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
-                    connections.spawn(serve_connection(stream, router.clone(), closing.subscribe()));
+                    let (router, closing) = (router.clone(), closing.subscribe());
+                    match tls.clone() {
+                        None => connections.spawn(serve_connection(stream, router, closing)),
+                        // The handshake runs on the connection's own task: a
+                        // client that never finishes it holds only that task.
+                        Some(acceptor) => connections.spawn(async move {
+                            if let Ok(stream) = acceptor.accept(stream).await {
+                                serve_connection(stream, router, closing).await;
+                            }
+                        }),
+                    };
                 }
                 // Per-connection failures (a reset before accept, too many
                 // files): back off a moment and keep listening.
@@ -107,7 +120,10 @@ async fn rebind(addr: SocketAddr) -> io::Result<TcpListener> {
     }
 }
 
-async fn serve_connection(stream: TcpStream, router: Router, mut closing: watch::Receiver<()>) {
+async fn serve_connection<S>(stream: S, router: Router, mut closing: watch::Receiver<()>)
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
     let kill = ConnKill(Arc::new(Notify::new()));
     let tag = kill.clone();
     let service = router.map_request(move |mut request: Request<Incoming>| {

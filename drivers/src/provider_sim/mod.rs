@@ -8,6 +8,8 @@
 //! - `faults`: scheduled faults and which request they hit.
 //! - `http`: the routes.
 //! - `listener`: the accept loop (outages, connections closed unanswered).
+//! - `tls`: serving over TLS ([`SimTls`]) and throwaway certificates for
+//!   tests ([`TestCertificates`]).
 //! - `client`: [`SimClient`], for tests and drivers.
 
 mod api;
@@ -16,6 +18,7 @@ mod faults;
 mod http;
 mod listener;
 mod store;
+mod tls;
 
 use std::fmt;
 use std::io;
@@ -28,6 +31,7 @@ use tokio::task::JoinHandle;
 
 pub use api::{Counts, Fault, FaultOn, FaultRule, RefCount, SimTicket};
 pub use client::SimClient;
+pub use tls::{SimTls, TestCertificates};
 
 /// How the simulator treats `Idempotency-Key`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -70,6 +74,35 @@ impl Default for SimConfig {
 /// Starts a simulator on `listen` (port 0 picks a free one). It runs on the
 /// current tokio runtime until [`RunningSim::shutdown`] or drop.
 pub async fn spawn(listen: SocketAddr, config: SimConfig) -> io::Result<RunningSim> {
+    start(listen, config, None).await
+}
+
+/// As [`spawn`], serving HTTPS with `tls`. `ca_pem`, when known, is the CA
+/// that signed the server certificate: [`RunningSim::client`] trusts it.
+pub async fn spawn_tls(
+    listen: SocketAddr,
+    config: SimConfig,
+    tls: &SimTls,
+    ca_pem: Option<&str>,
+) -> io::Result<RunningSim> {
+    let served = Https {
+        acceptor: tls.acceptor()?,
+        ca_pem: ca_pem.map(str::to_owned),
+    };
+    start(listen, config, Some(served)).await
+}
+
+/// How a simulator serves HTTPS.
+struct Https {
+    acceptor: tokio_rustls::TlsAcceptor,
+    ca_pem: Option<String>,
+}
+
+async fn start(
+    listen: SocketAddr,
+    config: SimConfig,
+    https: Option<Https>,
+) -> io::Result<RunningSim> {
     let listener = listener::bind(listen)?;
     let addr = listener.local_addr()?;
     let (outages, outage_requests) = mpsc::unbounded_channel();
@@ -78,18 +111,33 @@ pub async fn spawn(listen: SocketAddr, config: SimConfig) -> io::Result<RunningS
         faults: Arc::default(),
         outages,
     };
+    let (acceptor, ca_pem) = match https {
+        None => (None, None),
+        Some(Https { acceptor, ca_pem }) => (Some(acceptor), ca_pem),
+    };
+    let tls = acceptor.is_some();
     let task = tokio::spawn(listener::serve(
         listener,
         http::router(app),
+        acceptor,
         outage_requests,
     ));
-    Ok(RunningSim { addr, task })
+    Ok(RunningSim {
+        addr,
+        tls,
+        ca_pem,
+        task,
+    })
 }
 
 /// A running simulator. Dropping it stops it (open connections included);
 /// a `hang` commit already under way still completes in the background.
 pub struct RunningSim {
     addr: SocketAddr,
+    /// Whether it serves HTTPS.
+    tls: bool,
+    /// Over TLS: the CA that signed its certificate, when known.
+    ca_pem: Option<String>,
     task: JoinHandle<()>,
 }
 
@@ -99,14 +147,18 @@ impl RunningSim {
         self.addr
     }
 
-    /// `http://ADDR`.
+    /// `http://ADDR`, or `https://ADDR` over TLS.
     pub fn base_url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://{}", self.addr)
     }
 
-    /// A client for this simulator.
+    /// A client for this simulator (over TLS trusting its CA, when known).
     pub fn client(&self) -> SimClient {
-        SimClient::new(self.base_url())
+        match &self.ca_pem {
+            None => SimClient::new(self.base_url()),
+            Some(ca) => SimClient::trusting(self.base_url(), ca),
+        }
     }
 
     /// Stops it and waits until the port is closed.

@@ -74,7 +74,7 @@ impl Default for SimConfig {
 /// Starts a simulator on `listen` (port 0 picks a free one). It runs on the
 /// current tokio runtime until [`RunningSim::shutdown`] or drop.
 pub async fn spawn(listen: SocketAddr, config: SimConfig) -> io::Result<RunningSim> {
-    start(listen, config, None).await
+    start(listen, config, None, None).await
 }
 
 /// As [`spawn`], serving HTTPS with `tls`. `ca_pem`, when known, is the CA
@@ -85,23 +85,21 @@ pub async fn spawn_tls(
     tls: &SimTls,
     ca_pem: Option<&str>,
 ) -> io::Result<RunningSim> {
-    let served = Https {
-        acceptor: tls.acceptor()?,
-        ca_pem: ca_pem.map(str::to_owned),
-    };
-    start(listen, config, Some(served)).await
+    start(
+        listen,
+        config,
+        Some(tls.acceptor()?),
+        ca_pem.map(str::to_owned),
+    )
+    .await
 }
 
-/// How a simulator serves HTTPS.
-struct Https {
-    acceptor: tokio_rustls::TlsAcceptor,
-    ca_pem: Option<String>,
-}
-
+/// Serves HTTPS when given an acceptor; `ca_pem` is what its clients trust.
 async fn start(
     listen: SocketAddr,
     config: SimConfig,
-    https: Option<Https>,
+    acceptor: Option<tokio_rustls::TlsAcceptor>,
+    ca_pem: Option<String>,
 ) -> io::Result<RunningSim> {
     let listener = listener::bind(listen)?;
     let addr = listener.local_addr()?;
@@ -110,10 +108,6 @@ async fn start(
         store: Arc::new(store::Store::new(config.keys, config.dedup_window)),
         faults: Arc::default(),
         outages,
-    };
-    let (acceptor, ca_pem) = match https {
-        None => (None, None),
-        Some(Https { acceptor, ca_pem }) => (Some(acceptor), ca_pem),
     };
     let tls = acceptor.is_some();
     let task = tokio::spawn(listener::serve(

@@ -23,25 +23,14 @@ use crate::rest_remote::spawn_remote_with;
 const HANG_MS: u64 = 800;
 
 /// What happens to the create (and, for some, the search after it).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 enum Case {
     /// A fault on the create itself.
-    Create(&'static str),
+    Create(Fault),
     /// The create's answer is lost and every search fails.
     SearchFails,
     /// The provider stops listening.
     Outage,
-}
-
-fn create_fault(name: &str) -> Fault {
-    match name {
-        "fail_before_commit" => Fault::FailBeforeCommit,
-        "commit_then_drop" => Fault::CommitThenDrop,
-        "commit_then_500" => Fault::CommitThen500,
-        "hang" => Fault::Hang { ms: HANG_MS },
-        "reject" => Fault::Reject,
-        other => panic!("no such fault: {other}"),
-    }
 }
 
 /// Every read the doors offer about one operation and the tickets.
@@ -79,16 +68,16 @@ async fn no_read_sends_anything_to_the_provider(db: TestDatabase) {
     // ticket absent at once, which is where a read that acted would send
     // the create again; the hang needs a server told to wait for it.
     let settled_at_once = [
-        Case::Create("fail_before_commit"),
-        Case::Create("commit_then_drop"),
-        Case::Create("commit_then_500"),
-        Case::Create("reject"),
+        Case::Create(Fault::FailBeforeCommit),
+        Case::Create(Fault::CommitThenDrop),
+        Case::Create(Fault::CommitThen500),
+        Case::Create(Fault::Reject),
         Case::SearchFails,
         Case::Outage,
     ];
     reads_send_nothing(&db, Duration::ZERO, &settled_at_once).await;
     let in_flight = Duration::from_millis(HANG_MS + 400);
-    reads_send_nothing(&db, in_flight, &[Case::Create("hang")]).await;
+    reads_send_nothing(&db, in_flight, &[Case::Create(Fault::Hang { ms: HANG_MS })]).await;
 }
 
 /// Each case against one server: a create under the fault, then every read
@@ -99,13 +88,13 @@ async fn reads_send_nothing(db: &TestDatabase, max_inflight: Duration, cases: &[
         .tenant(&format!("acme{}", max_inflight.as_millis()))
         .await;
     let mcp = connect(&app, &acme.token, Protocol::Stateless).await;
-    for &case in cases {
+    for case in cases {
         let key = fresh_key();
         let title = format!("Disk full {key}");
         match case {
             Case::Create(fault) => sim
                 .client()
-                .add_fault(&FaultRule::create(create_fault(fault)).title_contains(&key))
+                .add_fault(&FaultRule::create(fault.clone()).title_contains(&key))
                 .await
                 .expect("set the fault"),
             Case::SearchFails => {
@@ -128,8 +117,15 @@ async fn reads_send_nothing(db: &TestDatabase, max_inflight: Duration, cases: &[
         let body = json!({"project_id": "ops", "title": title}).to_string();
         let answer = app.post_ticket(&acme, Some(&key), &body).await;
         let answered = answer.status();
-        while !sim.client().healthy().await {
-            tokio::task::yield_now().await;
+        // After the outage, the simulator listens again within its pause.
+        let control = sim.client();
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while !control.healthy().await {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the simulator listens again"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
         }
         let before = creates_received(&sim).await;
         for _ in 0..3 {

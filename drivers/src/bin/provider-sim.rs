@@ -18,7 +18,7 @@ struct Args {
     /// first line of output).
     #[arg(long, default_value = "127.0.0.1:9090")]
     listen: SocketAddr,
-    /// Whether a repeated Idempotency-Key replays its ticket.
+    /// Whether a repeated Idempotency-Key replays its first answer.
     #[arg(long, value_enum, default_value_t = KeyPolicy::Honour)]
     keys: KeyPolicy,
     /// How long a key is remembered, in milliseconds.

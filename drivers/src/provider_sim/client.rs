@@ -1,13 +1,19 @@
-//! A typed client for the simulator's control and ground-truth endpoints.
+//! A typed client for the simulator's control and ground-truth endpoints,
+//! and thin helpers for its tracker API so tests need not spell URLs.
 
 use std::time::Duration;
 
 use anyhow::{Context, ensure};
 use reqwest::StatusCode;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
 
-use super::api::{Counts, FaultRule, SimTicket};
+use super::api::{
+    ChangesFound, CommentsFound, CopyRequest, Counts, FaultRule, SimChange, SimComment, SimObject,
+    SimTicket, TicketsFound,
+};
 
-/// Talks to a running simulator (`/_sim/*`, and searches).
+/// Talks to a running simulator (`/_sim/*`, searches, and the tracker API).
 #[derive(Debug, Clone)]
 pub struct SimClient {
     http: reqwest::Client,
@@ -105,25 +111,159 @@ impl SimClient {
         response.json().await.context("counts: bad body")
     }
 
-    /// Tickets with this external reference, oldest first (a search: it
-    /// counts in `searches_received` and search faults apply).
-    pub async fn tickets(&self, external_ref: &str) -> anyhow::Result<Vec<SimTicket>> {
-        #[derive(serde::Deserialize)]
-        struct Found {
-            tickets: Vec<SimTicket>,
-        }
-        let mut url =
-            reqwest::Url::parse(&self.url("/api/tickets")).context("search: bad base URL")?;
+    /// Plants a duplicate "made by someone else" (`POST /_sim/copies`): one
+    /// more object like the newest carrying `external_ref`, with a fresh id.
+    pub async fn copy(&self, external_ref: &str) -> anyhow::Result<SimObject> {
+        let request = CopyRequest {
+            external_ref: external_ref.to_owned(),
+        };
+        let sent = self
+            .http
+            .post(self.url("/_sim/copies"))
+            .json(&request)
+            .send()
+            .await;
+        let response = Self::expect(sent, StatusCode::CREATED, "copy").await?;
+        response.json().await.context("copy: bad body")
+    }
+
+    /// `GET path?external_ref=` (a search: it counts in `searches_received`
+    /// and search faults apply).
+    async fn search<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        external_ref: &str,
+        what: &str,
+    ) -> anyhow::Result<T> {
+        let mut url = reqwest::Url::parse(&self.url(path))
+            .with_context(|| format!("{what}: bad base URL"))?;
         url.query_pairs_mut()
             .append_pair("external_ref", external_ref);
         let sent = self.http.get(url).send().await;
-        let response = Self::expect(sent, StatusCode::OK, "search").await?;
-        let found: Found = response.json().await.context("search: bad body")?;
+        let response = Self::expect(sent, StatusCode::OK, what).await?;
+        response
+            .json()
+            .await
+            .with_context(|| format!("{what}: bad body"))
+    }
+
+    /// Tickets with this external reference, oldest first (a search: it
+    /// counts in `searches_received` and search faults apply).
+    pub async fn tickets(&self, external_ref: &str) -> anyhow::Result<Vec<SimTicket>> {
+        let found: TicketsFound = self.search("/api/tickets", external_ref, "search").await?;
         ensure!(
             found.tickets.iter().all(|t| t.external_ref == external_ref),
             "search: a ticket with another external_ref came back"
         );
         Ok(found.tickets)
+    }
+
+    /// Change records with this external reference, oldest first (a
+    /// search, like [`SimClient::tickets`]).
+    pub async fn changes(&self, external_ref: &str) -> anyhow::Result<Vec<SimChange>> {
+        let found: ChangesFound = self
+            .search("/api/changes", external_ref, "change search")
+            .await?;
+        ensure!(
+            found.changes.iter().all(|c| c.external_ref == external_ref),
+            "change search: a change with another external_ref came back"
+        );
+        Ok(found.changes)
+    }
+
+    /// Comments with this external reference, oldest first (a search, like
+    /// [`SimClient::tickets`]).
+    pub async fn comments(&self, external_ref: &str) -> anyhow::Result<Vec<SimComment>> {
+        let found: CommentsFound = self
+            .search("/api/comments", external_ref, "comment search")
+            .await?;
+        ensure!(
+            found
+                .comments
+                .iter()
+                .all(|c| c.external_ref == external_ref),
+            "comment search: a comment with another external_ref came back"
+        );
+        Ok(found.comments)
+    }
+
+    /// `GET /api/tickets/{id}`: the ticket as it is now, `None` if unknown.
+    pub async fn ticket(&self, id: &str) -> anyhow::Result<Option<SimTicket>> {
+        let sent = self
+            .http
+            .get(self.url(&format!("/api/tickets/{id}")))
+            .send()
+            .await
+            .context("ticket: no answer")?;
+        if sent.status() == StatusCode::NOT_FOUND {
+            return Ok(None);
+        }
+        let response = Self::expect(Ok(sent), StatusCode::OK, "ticket").await?;
+        response.json().await.context("ticket: bad body")
+    }
+
+    /// Sends `body` with an optional `Idempotency-Key`; the raw answer, so
+    /// a test can look at its status, headers, or its absence.
+    async fn send_effect(
+        &self,
+        request: reqwest::RequestBuilder,
+        body: &Value,
+        key: Option<&str>,
+    ) -> reqwest::Result<reqwest::Response> {
+        let mut request = request.json(body);
+        if let Some(key) = key {
+            request = request.header("Idempotency-Key", key);
+        }
+        request.send().await
+    }
+
+    /// `POST /api/tickets` with `body`; the raw answer.
+    pub async fn create(
+        &self,
+        body: &Value,
+        key: Option<&str>,
+    ) -> reqwest::Result<reqwest::Response> {
+        let request = self.http.post(self.url("/api/tickets"));
+        self.send_effect(request, body, key).await
+    }
+
+    /// `PATCH /api/tickets/{ticket_id}` with `body`; the raw answer.
+    pub async fn update(
+        &self,
+        ticket_id: &str,
+        body: &Value,
+        key: Option<&str>,
+    ) -> reqwest::Result<reqwest::Response> {
+        let request = self
+            .http
+            .patch(self.url(&format!("/api/tickets/{ticket_id}")));
+        self.send_effect(request, body, key).await
+    }
+
+    /// `POST /api/tickets/{ticket_id}/transitions` with `body`; the raw answer.
+    pub async fn transition(
+        &self,
+        ticket_id: &str,
+        body: &Value,
+        key: Option<&str>,
+    ) -> reqwest::Result<reqwest::Response> {
+        let request = self
+            .http
+            .post(self.url(&format!("/api/tickets/{ticket_id}/transitions")));
+        self.send_effect(request, body, key).await
+    }
+
+    /// `POST /api/tickets/{ticket_id}/comments` with `body`; the raw answer.
+    pub async fn comment(
+        &self,
+        ticket_id: &str,
+        body: &Value,
+        key: Option<&str>,
+    ) -> reqwest::Result<reqwest::Response> {
+        let request = self
+            .http
+            .post(self.url(&format!("/api/tickets/{ticket_id}/comments")));
+        self.send_effect(request, body, key).await
     }
 
     /// Whether it answers `/_sim/healthz`.

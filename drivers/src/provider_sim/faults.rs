@@ -21,7 +21,11 @@ impl Faults {
             return Err("times must be at least 1".into());
         }
         if rule.on == FaultOn::Search && rule.title_contains.is_some() {
-            return Err("title_contains applies to creates only; searches have no title".into());
+            return Err(
+                "title_contains applies to creates, updates, transitions and comments; \
+                 searches have no title"
+                    .into(),
+            );
         }
         self.rules().push(rule);
         Ok(())
@@ -32,7 +36,8 @@ impl Faults {
     }
 
     /// The fault for this request, if a rule matches; spends one of that
-    /// rule's hits. `title` is `None` for searches.
+    /// rule's hits. `title` is that of the ticket the request makes or acts
+    /// on (see `FaultRule::title_contains`), `None` for searches.
     pub(crate) fn take(
         &self,
         on: FaultOn,

@@ -10,13 +10,16 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Extension, Json, Router};
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::json;
 use tokio::sync::{mpsc, oneshot};
 
-use super::api::{Fault, FaultOn, FaultRule};
+use super::api::{
+    ChangesFound, CommentsFound, CopyRequest, Fault, FaultOn, FaultRule, TicketsFound,
+};
 use super::faults::Faults;
 use super::listener::ConnKill;
-use super::store::{Created, NewTicket, Store};
+use super::requests::{self, Request};
+use super::store::{Arrival, Outcome, Refusal, Store};
 
 const IDEMPOTENCY_KEY: &str = "idempotency-key";
 const REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
@@ -33,9 +36,14 @@ pub(crate) struct App {
 
 pub(crate) fn router(app: App) -> Router {
     Router::new()
-        .route("/api/tickets", post(create).get(search))
-        .route("/api/tickets/{id}", get(ticket))
+        .route("/api/tickets", post(create).get(search_tickets))
+        .route("/api/tickets/{id}", get(ticket).patch(update))
+        .route("/api/tickets/{id}/transitions", post(transition))
+        .route("/api/tickets/{id}/comments", post(comment))
+        .route("/api/changes", get(search_changes))
+        .route("/api/comments", get(search_comments))
         .route("/_sim/faults", post(add_fault).delete(clear_faults))
+        .route("/_sim/copies", post(copy))
         .route("/_sim/outage", post(outage))
         .route("/_sim/counts", get(counts))
         .route("/_sim/healthz", get(|| async { "ok" }))
@@ -74,10 +82,63 @@ async fn create(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    app.store.note_create();
-    // Take the body as bytes so a bad body gets our `{"error"}` 422, not
+    app.store.note(Arrival::Create);
+    // Bodies are taken as bytes so a bad one gets our `{"error"}` 422, not
     // axum's plain-text rejection.
-    let request = match parse_new_ticket(&body) {
+    let request = requests::new_ticket(&body).map(Request::Create);
+    act(app, kill, &headers, FaultOn::Create, request).await
+}
+
+async fn update(
+    State(app): State<App>,
+    kill: Option<Extension<ConnKill>>,
+    Path(ticket_id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    app.store.note(Arrival::Update);
+    let request = requests::ticket_patch(&body).map(|patch| Request::Update { ticket_id, patch });
+    act(app, kill, &headers, FaultOn::Update, request).await
+}
+
+async fn transition(
+    State(app): State<App>,
+    kill: Option<Extension<ConnKill>>,
+    Path(ticket_id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    app.store.note(Arrival::Transition);
+    let request = requests::new_transition(&body).map(|transition| Request::Transition {
+        ticket_id,
+        transition,
+    });
+    act(app, kill, &headers, FaultOn::Transition, request).await
+}
+
+async fn comment(
+    State(app): State<App>,
+    kill: Option<Extension<ConnKill>>,
+    Path(ticket_id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    app.store.note(Arrival::Comment);
+    let request =
+        requests::new_comment(&body).map(|comment| Request::Comment { ticket_id, comment });
+    act(app, kill, &headers, FaultOn::Comment, request).await
+}
+
+/// Every write goes through here: refusals on its merits first (they spend
+/// no fault hit), then the fault if a rule matches, around the commit.
+async fn act(
+    app: App,
+    kill: Option<Extension<ConnKill>>,
+    headers: &HeaderMap,
+    on: FaultOn,
+    request: Result<Request, String>,
+) -> Response {
+    let request = match request {
         Ok(request) => request,
         Err(message) => return invalid(message),
     };
@@ -86,14 +147,20 @@ async fn create(
         Some(Ok(key)) if !key.is_empty() => Some(key.to_owned()),
         Some(_) => return invalid("Idempotency-Key must be non-empty visible ASCII"),
     };
-    let fault = app
-        .faults
-        .take(FaultOn::Create, Some(&request.title), &request.external_ref);
+    let title = match app.store.admit(&request, key.as_deref()) {
+        Ok(title) => title,
+        Err(refusal) => return refused(&refusal),
+    };
+    let fault = app.faults.take(on, Some(&title), request.external_ref());
+    let store = app.store.clone();
+    // What the request does without a fault: with a remembered key that
+    // is a replay, and a precondition that no longer holds is a refusal.
+    let commit = move || answer(store.commit(request, key.as_deref()));
     match fault {
-        None => answer(app.store.create(request, key.as_deref())),
+        None => commit(),
         Some(Fault::Latency { ms }) => {
             sleep_ms(ms).await;
-            answer(app.store.create(request, key.as_deref()))
+            commit()
         }
         Some(Fault::FailBeforeCommit) => error(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -101,11 +168,11 @@ async fn create(
         ),
         Some(Fault::Reject) => invalid("simulated rejection"),
         Some(Fault::CommitThenDrop) => {
-            app.store.create(request, key.as_deref());
+            commit();
             drop_connection(kill).await
         }
         Some(Fault::CommitThen500) => {
-            app.store.create(request, key.as_deref());
+            commit();
             error(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "simulated failure after commit",
@@ -114,71 +181,101 @@ async fn create(
         Some(Fault::Hang { ms }) => {
             // Detached, so the commit happens even if the client gives up
             // and the connection (with this handler) is dropped.
-            let store = app.store.clone();
-            let commit = tokio::spawn(async move {
+            let committed = tokio::spawn(async move {
                 sleep_ms(ms).await;
-                store.create(request, key.as_deref())
+                commit()
             });
-            match commit.await {
-                Ok(created) => answer(created),
+            match committed.await {
+                Ok(answer) => answer,
                 Err(_) => error(StatusCode::INTERNAL_SERVER_ERROR, "commit task failed"),
             }
         }
     }
 }
 
-fn answer(created: Created) -> Response {
-    match created {
-        Created::New(ticket) => (StatusCode::CREATED, Json(ticket)).into_response(),
-        Created::Replayed(ticket) => (
+fn answer(outcome: Outcome) -> Response {
+    match outcome {
+        Outcome::Made(made) => (StatusCode::CREATED, Json(made)).into_response(),
+        Outcome::Replayed(answer) => (
             StatusCode::OK,
             [(REPLAYED, HeaderValue::from_static("true"))],
-            Json(ticket),
+            Json(answer),
         )
             .into_response(),
-        Created::KeyReused => invalid("Idempotency-Key was already used with a different request"),
+        Outcome::Refused(refusal) => refused(&refusal),
     }
 }
 
-fn parse_new_ticket(body: &[u8]) -> Result<NewTicket, String> {
-    let fields: Map<String, Value> =
-        serde_json::from_slice(body).map_err(|e| format!("body must be a JSON object: {e}"))?;
-    let required = |name: &str| match fields.get(name) {
-        Some(Value::String(s)) if !s.is_empty() => Ok(s.clone()),
-        Some(Value::String(_)) => Err(format!("{name} must not be empty")),
-        None | Some(Value::Null) => Err(format!("{name} is required")),
-        Some(_) => Err(format!("{name} must be a string")),
+fn refused(refusal: &Refusal) -> Response {
+    let status = match refusal {
+        Refusal::NoTicket(_) => StatusCode::NOT_FOUND,
+        Refusal::StaleVersion { .. } => StatusCode::PRECONDITION_FAILED,
+        Refusal::KeyReused | Refusal::AlreadyInStatus { .. } => StatusCode::UNPROCESSABLE_ENTITY,
     };
-    let description = match fields.get("description") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) => Some(s.clone()),
-        Some(_) => return Err("description must be a string or null".into()),
-    };
-    Ok(NewTicket {
-        external_ref: required("external_ref")?,
-        project_id: required("project_id")?,
-        title: required("title")?,
-        description,
-        priority: required("priority")?,
-    })
+    error(status, refusal.to_string())
 }
 
 #[derive(Deserialize)]
 struct SearchQuery {
     external_ref: Option<String>,
+    /// Narrows a search of changes or comments to one ticket.
+    ticket_id: Option<String>,
 }
 
-async fn search(
+async fn search_tickets(
     State(app): State<App>,
     kill: Option<Extension<ConnKill>>,
     Query(query): Query<SearchQuery>,
 ) -> Response {
-    app.store.note_search();
+    app.store.note(Arrival::TicketSearch);
+    search(app, kill, query, |store, external_ref, _| {
+        let tickets = store.tickets(external_ref);
+        Json(TicketsFound { tickets }).into_response()
+    })
+    .await
+}
+
+async fn search_changes(
+    State(app): State<App>,
+    kill: Option<Extension<ConnKill>>,
+    Query(query): Query<SearchQuery>,
+) -> Response {
+    app.store.note(Arrival::ChangeSearch);
+    search(app, kill, query, |store, external_ref, ticket_id| {
+        let changes = store.changes(external_ref, ticket_id);
+        Json(ChangesFound { changes }).into_response()
+    })
+    .await
+}
+
+async fn search_comments(
+    State(app): State<App>,
+    kill: Option<Extension<ConnKill>>,
+    Query(query): Query<SearchQuery>,
+) -> Response {
+    app.store.note(Arrival::CommentSearch);
+    search(app, kill, query, |store, external_ref, ticket_id| {
+        let comments = store.comments(external_ref, ticket_id);
+        Json(CommentsFound { comments }).into_response()
+    })
+    .await
+}
+
+/// Every search goes through here: `find` answers it when no fault says
+/// otherwise.
+async fn search(
+    app: App,
+    kill: Option<Extension<ConnKill>>,
+    query: SearchQuery,
+    find: impl FnOnce(&Store, &str, Option<&str>) -> Response + Send,
+) -> Response {
     let external_ref = match query.external_ref {
         Some(r) if !r.is_empty() => r,
         _ => return invalid("external_ref is required"),
     };
-    let found = || Json(json!({ "tickets": app.store.search(&external_ref) })).into_response();
+    // An empty `ticket_id=` narrows nothing, like one left out.
+    let ticket_id = query.ticket_id.filter(|id| !id.is_empty());
+    let found = || find(&app.store, &external_ref, ticket_id.as_deref());
     // A search commits nothing, so each fault keeps only its answer part.
     match app.faults.take(FaultOn::Search, None, &external_ref) {
         None => found(),
@@ -244,6 +341,21 @@ async fn outage(State(app): State<App>, body: Bytes) -> Response {
     match port_closed.await {
         Ok(()) => StatusCode::ACCEPTED.into_response(),
         Err(_) => error(StatusCode::INTERNAL_SERVER_ERROR, "the listener is gone"),
+    }
+}
+
+/// Plants a duplicate "made by someone else"; it counts in no `*_received`.
+async fn copy(State(app): State<App>, body: Bytes) -> Response {
+    let request: CopyRequest = match serde_json::from_slice(&body) {
+        Ok(request) => request,
+        Err(e) => return invalid(format!("expected {{\"external_ref\": REF}}: {e}")),
+    };
+    match app.store.copy(&request.external_ref) {
+        Some(copied) => (StatusCode::CREATED, Json(copied)).into_response(),
+        None => error(
+            StatusCode::NOT_FOUND,
+            format!("nothing carries external_ref {:?}", request.external_ref),
+        ),
     }
 }
 

@@ -1,10 +1,14 @@
 //! The provider simulator: a fake hosted ticket tracker, kept in memory,
 //! that misbehaves on demand. Tests of the remote ticket backend point it
-//! here; its per-reference ticket count is the ground truth for duplicates.
+//! here; its per-reference counts of tickets, change records and comments
+//! are the ground truth for duplicates.
 //! The HTTP contract is `docs/provider-simulator.md`.
 //!
-//! - `api`: the JSON both sides speak ([`SimTicket`], [`FaultRule`], [`Counts`]).
-//! - `store`: tickets, remembered keys with their dedup window, counters.
+//! - `api`: the JSON both sides speak ([`SimTicket`], [`SimChange`],
+//!   [`SimComment`], [`FaultRule`], [`Counts`]).
+//! - `requests`: the bodies the tracker accepts, checked field by field.
+//! - `store`: tickets, change records, comments, remembered keys with their
+//!   dedup window, counters.
 //! - `faults`: scheduled faults and which request they hit.
 //! - `http`: the routes.
 //! - `listener`: the accept loop (outages, connections closed unanswered).
@@ -17,6 +21,7 @@ mod client;
 mod faults;
 mod http;
 mod listener;
+mod requests;
 mod store;
 mod tls;
 
@@ -29,17 +34,20 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-pub use api::{Counts, Fault, FaultOn, FaultRule, RefCount, SimTicket};
+pub use api::{
+    ChangeKind, ChangeRefCount, CommentRefCount, Counts, Fault, FaultOn, FaultRule, FieldChange,
+    RefCount, STATUSES, SimChange, SimComment, SimObject, SimTicket,
+};
 pub use client::SimClient;
 pub use tls::{SimTls, TestCertificates};
 
 /// How the simulator treats `Idempotency-Key`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum KeyPolicy {
-    /// A key seen again within the dedup window replays its ticket.
+    /// A key seen again within the dedup window replays its answer.
     #[default]
     Honour,
-    /// Every create makes a ticket, key or not.
+    /// Every request acts, key or not.
     Ignore,
 }
 
@@ -57,7 +65,7 @@ impl fmt::Display for KeyPolicy {
 pub struct SimConfig {
     /// Whether idempotency keys are honoured.
     pub keys: KeyPolicy,
-    /// How long a key is remembered from when it first made a ticket.
+    /// How long a key is remembered from when its request first acted.
     pub dedup_window: Duration,
 }
 

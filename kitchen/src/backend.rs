@@ -2,9 +2,7 @@
 //!
 //! A closed set, dispatched by `match`: on the local backend every action
 //! runs through the generic write path (`crate::write`); on the remote
-//! backend `create_ticket` runs through the effect ledger (`crate::remote`)
-//! and the other actions are refused until they are sent to the provider
-//! too.
+//! backend every action runs through the effect ledger (`crate::remote`).
 
 use crate::domain::action::Action;
 use crate::provider::TicketBackend;
@@ -39,14 +37,15 @@ impl Backend {
     }
 
     /// Whether doing `action` calls a provider the service does not own:
-    /// on the remote backend, the actions sent there (today `create_ticket`;
-    /// the others are refused, so they reach nothing).
+    /// on the remote backend, every write does.
     pub(crate) fn sends(&self, action: Action) -> bool {
         match self {
             Self::Local => false,
             Self::Remote(_) => match action {
-                Action::CreateTicket => true,
-                Action::UpdateTicket | Action::TransitionTicket | Action::AddComment => false,
+                Action::CreateTicket
+                | Action::UpdateTicket
+                | Action::TransitionTicket
+                | Action::AddComment => true,
             },
         }
     }

@@ -24,11 +24,11 @@ use crate::domain::tenant::{
 };
 use crate::domain::ticket::{ProjectId, Ticket, TicketDraft, TicketId, truncate_to_micros};
 use crate::domain::transition::TransitionDraft;
-use crate::outcome::{Outcome, Refusal};
+use crate::outcome::Outcome;
 use crate::store::group_commit::GroupWriter;
 use crate::store::{self, Db, effects::Scope};
 use crate::sweep::Sweeper;
-use crate::write::WriteAction;
+use crate::write::remote::RemoteAction;
 use crate::write::engine::Engine;
 use crate::write::replay_cache::ReplayCache;
 use crate::{KitchenConfig, KitchenError};
@@ -135,28 +135,7 @@ impl Kitchen {
         key: &OperationKey,
         draft: &TicketDraft,
     ) -> Result<Outcome, KitchenError> {
-        let actor = actor.into();
-        let command = match CreateTicket::validate(draft) {
-            Ok(command) => command,
-            Err(violations) => return Ok(Outcome::Invalid { violations }),
-        };
-        match &self.backend {
-            Backend::Local => {
-                self.engine
-                    .perform::<CreateTicket>(actor, key, command)
-                    .await
-            }
-            Backend::Remote(remote) => {
-                let record = self.pending_record(actor.tenant, key, &command);
-                // On its own task for the same reason as the local path:
-                // the write-ahead record, the dispatch and its settlement run
-                // to their end even if the caller goes away.
-                let remote = remote.clone();
-                tokio::spawn(async move { remote.create(record, command, actor.token).await })
-                    .await
-                    .map_err(|e| KitchenError::Interrupted(e.to_string()))?
-            }
-        }
+        self.write::<CreateTicket>(actor.into(), key, draft).await
     }
 
     /// Edits a ticket's title, description, priority or assignee, at most
@@ -200,40 +179,33 @@ impl Kitchen {
             .await
     }
 
-    /// Validates, then runs action `A` through the generic write path.
-    async fn write<A: WriteAction>(
+    /// Validates, then runs action `A` through the generic write path, or
+    /// on the remote backend through the effect ledger.
+    async fn write<A: RemoteAction>(
         &self,
         actor: Actor,
         key: &OperationKey,
         request: &A::Request,
-    ) -> Result<Outcome<A::Result>, KitchenError> {
+    ) -> Result<Outcome<A::Result>, KitchenError>
+    where
+        A::Request: Clone,
+    {
         let command = match A::validate(request) {
             Ok(command) => command,
             Err(violations) => return Ok(Outcome::Invalid { violations }),
         };
         match &self.backend {
             Backend::Local => self.engine.perform::<A>(actor, key, command).await,
-            Backend::Remote(_) => Ok(Outcome::Refused(Refusal::NotOnThisBackend {
-                action: A::ACTION,
-            })),
+            Backend::Remote(remote) => {
+                // On its own task for the same reason as the local path:
+                // the write-ahead record, the dispatch and its settlement run
+                // to their end even if the caller goes away.
+                let (remote, key, request) = (remote.clone(), key.clone(), request.clone());
+                tokio::spawn(async move { remote.write::<A>(actor, &key, &request, command).await })
+                    .await
+                    .map_err(|e| KitchenError::Interrupted(e.to_string()))?
+            }
         }
-    }
-
-    /// The record a remote create writes ahead: `in_progress`, no ticket.
-    pub(crate) fn pending_record(
-        &self,
-        tenant: TenantId,
-        key: &OperationKey,
-        command: &crate::NewTicket,
-    ) -> OperationRecord {
-        let now = self.engine.clock.now();
-        self.engine.record::<CreateTicket>(
-            Actor::from(tenant),
-            key,
-            Engine::fingerprint::<CreateTicket>(command),
-            now,
-            OperationState::InProgress,
-        )
     }
 
     /// The record of an operation, or `None` when nothing was recorded for
@@ -312,6 +284,11 @@ impl Kitchen {
                 key_trusted_until: row.key_trusted_until,
                 first_dispatched_at: row.first_dispatched_at,
                 last_dispatched_at: row.last_dispatched_at,
+                duplicates_at_provider: row
+                    .provider_duplicates
+                    .as_deref()
+                    .map(|ids| ids.split(',').map(str::to_owned).collect())
+                    .unwrap_or_default(),
                 attempts: store::effects::attempts(&self.db, &scope).await?,
             }),
         };
@@ -353,6 +330,19 @@ impl Kitchen {
         match &self.backend {
             Backend::Local => Ok(0),
             Backend::Remote(remote) => store::effects::unresolved(&remote.db).await,
+        }
+    }
+
+    /// How many effects the provider was found to hold more than once
+    /// (remote backend): a search by an effect's reference found several
+    /// objects carrying it, so something at or before the provider made it
+    /// twice. The service keeps the oldest as the original and reports the
+    /// others in the operation's status (`duplicates_at_provider`) for an
+    /// operator to resolve. 0 on the local backend.
+    pub async fn provider_duplicates(&self) -> Result<u64, KitchenError> {
+        match &self.backend {
+            Backend::Local => Ok(0),
+            Backend::Remote(remote) => store::effects::duplicated(&remote.db).await,
         }
     }
 

@@ -103,7 +103,8 @@ pub use outcome::{
     Refusal, UNKNOWN_RETRY_AFTER,
 };
 pub use provider::{
-    DispatchRequest, Dispatched, Lookup, ProviderFuture, ProviderTicket, RemoteSettings,
+    DispatchRequest, Dispatched, EffectKind, Lookup, ProviderEffect, ProviderFuture,
+    ProviderReceipt, ProviderTicketState, ProviderWrite, RemoteSettings, SearchRequest,
     TicketBackend, TicketProvider,
 };
 pub use sweep::{SweepReport, Sweeper};

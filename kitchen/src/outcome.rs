@@ -7,7 +7,6 @@
 
 use std::time::Duration;
 
-use crate::domain::action::Action;
 use crate::domain::operation::{OperationRecord, OperationRef, ResultSnapshot};
 use crate::domain::status::TicketStatus;
 use crate::domain::ticket::{Ticket, TicketId, Version};
@@ -109,11 +108,12 @@ pub enum Refusal {
         /// Where it may go from here.
         allowed: &'static [TicketStatus],
     },
-    /// This deployment cannot do this action yet: tickets live in a
-    /// provider and only `create_ticket` is sent there so far.
-    NotOnThisBackend {
-        /// The action asked for.
-        action: Action,
+    /// (Remote backend.) The ticket has no copy at the provider: it was
+    /// made while this deployment kept its tickets in its own database, so
+    /// it exists only here and a change to it has nowhere to go.
+    NotAtProvider {
+        /// The id the caller sent.
+        ticket_id: TicketId,
     },
 }
 

@@ -264,9 +264,14 @@ impl Kitchen {
             panic!("a kitchen with the remote backend");
         };
         let command = draft.validate().expect("a valid draft");
-        let record = self.pending_record(tenant, key, &command);
         let _ = remote
-            .write_ahead_then(record, command, None, false)
+            .write_ahead_then::<crate::actions::create_ticket::CreateTicket>(
+                tenant.into(),
+                key,
+                draft,
+                command,
+                false,
+            )
             .await
             .expect("write the record ahead");
     }

@@ -332,29 +332,60 @@ pub(crate) fn transition_not_allowed(from: TicketStatus, allowed: &[TicketStatus
     )
 }
 
-/// A write this deployment does not do (its tickets live in a provider).
-pub(crate) fn not_on_this_backend(action: Action) -> String {
+/// A change to a ticket that exists only here, on a deployment that keeps
+/// its tickets in a provider.
+pub(crate) fn not_at_provider(action: Action) -> String {
+    let nothing = effect(action).nothing;
     format!(
-        "This service keeps its tickets in an external ticket provider, where {action} is not \
-         available: nothing was done, and retrying will not help."
+        "This ticket was made before this service kept its tickets in an external ticket \
+         provider: it exists only here, so it cannot be changed there. {nothing} and the \
+         operation_id was not used; retrying will not help."
     )
 }
 
-/// `create_ticket` answered `not_created`: the provider refused the ticket.
-pub(crate) const NOT_CREATED_REJECTED: &str = "Nothing was created: the ticket provider refused \
-this ticket (see reason). The operation_id is not used up: correct the arguments and call \
-create_ticket again with the same operation_id.";
+/// A write answered `not_created`: the provider refused it.
+pub(crate) fn not_created_rejected(action: Action) -> String {
+    let Effect { thing, nothing, .. } = effect(action);
+    let correct = match action {
+        Action::CreateTicket => "correct the arguments",
+        _ => "correct the arguments (or read the ticket with get_ticket and decide again)",
+    };
+    format!(
+        "{nothing}: the ticket provider refused this {thing} (see reason). The operation_id is \
+         not used up: {correct} and call {action} again with the same operation_id."
+    )
+}
 
-/// `create_ticket` answered `not_created`: the provider was not reached.
-pub(crate) const NOT_CREATED_UNAVAILABLE: &str = "Nothing was created: the ticket provider could \
-not be reached. The operation_id is not used up: call create_ticket again later (after \
-retry_after_seconds) with the same operation_id and arguments.";
+/// A write answered `not_created`: the provider was not reached.
+pub(crate) fn not_created_unavailable(action: Action) -> String {
+    let nothing = effect(action).nothing;
+    format!(
+        "{nothing}: the ticket provider could not be reached. The operation_id is not used up: \
+         call {action} again later (after retry_after_seconds) with the same operation_id and \
+         arguments."
+    )
+}
 
-/// `create_ticket` answered `unknown`.
-pub(crate) const UNKNOWN: &str = "Whether the ticket was created is not known yet; it is being \
-reconciled with the ticket provider. After retry_after_seconds, call create_ticket again with the \
-same operation_id and arguments, or call get_operation_status with it; do not invent a new \
-operation_id for this ticket (it could create a duplicate).";
+/// A write answered `unknown`.
+pub(crate) fn unknown(action: Action) -> String {
+    let Effect { thing, made, .. } = effect(action);
+    let lookup = match action {
+        Action::CreateTicket => "get_operation_status".to_owned(),
+        other => format!("get_operation_status (action {other})"),
+    };
+    format!(
+        "Whether the {thing} was {made} is not known yet; it is being reconciled with the ticket \
+         provider. After retry_after_seconds, call {action} again with the same operation_id and \
+         arguments, or call {lookup} with it; do not invent a new operation_id for this {thing} \
+         (it could {dup})."
+        ,
+        dup = match action {
+            Action::CreateTicket => "create a duplicate",
+            Action::UpdateTicket | Action::TransitionTicket => "make the change twice",
+            Action::AddComment => "add it twice",
+        }
+    )
+}
 
 /// The field error of a write without an operation_id.
 pub(crate) fn operation_id_required(action: Action) -> String {

@@ -33,7 +33,7 @@ struct Said<T> {
     errors: Option<Vec<FieldError>>,
     /// For `conflict`.
     original_operation: Option<OriginalOperation>,
-    /// For `not_created` and `unknown` (create only).
+    /// For `not_created` and `unknown`.
     reason: Option<String>,
     /// The refusal, for the fields only the ticket writes show.
     refusal: Option<Refusal>,
@@ -123,10 +123,9 @@ fn said<T>(action: Action, outcome: Outcome<T>) -> Said<T> {
                     "transition_not_allowed",
                     contract::transition_not_allowed(*from, allowed),
                 ),
-                Refusal::NotOnThisBackend { action } => (
-                    "not_on_this_backend",
-                    contract::not_on_this_backend(*action),
-                ),
+                Refusal::NotAtProvider { ticket_id: _ } => {
+                    ("not_at_provider", contract::not_at_provider(action))
+                }
             };
             Said {
                 refusal: Some(refusal),
@@ -141,12 +140,12 @@ fn said<T>(action: Action, outcome: Outcome<T>) -> Said<T> {
             reason,
         } => {
             let next_step = match &reason {
-                NotCreatedReason::Rejected(_) => contract::NOT_CREATED_REJECTED,
-                NotCreatedReason::Unavailable(_) => contract::NOT_CREATED_UNAVAILABLE,
+                NotCreatedReason::Rejected(_) => contract::not_created_rejected(action),
+                NotCreatedReason::Unavailable(_) => contract::not_created_unavailable(action),
             };
             Said {
                 reason: Some(reason.detail().into()),
-                ..base("not_created", next_step.into())
+                ..base("not_created", next_step)
             }
         }
         Outcome::Unknown {
@@ -154,7 +153,7 @@ fn said<T>(action: Action, outcome: Outcome<T>) -> Said<T> {
             reason,
         } => Said {
             reason: Some(reason),
-            ..base("unknown", contract::UNKNOWN.into())
+            ..base("unknown", contract::unknown(action))
         },
     }
 }
@@ -235,17 +234,13 @@ pub(crate) fn create_result(
     ))
 }
 
-/// The tool result of `update_ticket` or `transition_ticket`. Only a create
-/// can be made in a provider, so `not_created` and `unknown` are not theirs.
+/// The tool result of `update_ticket` or `transition_ticket`.
 pub(crate) fn ticket_write_result(
     action: Action,
     key: &OperationKey,
     outcome: Outcome<Ticket>,
 ) -> Result<CallToolResult, McpError> {
     let said = said(action, outcome);
-    if said.reason.is_some() {
-        return Err(unpublished(action, said.status));
-    }
     let (current_version, current_status, allowed_moves) = match &said.refusal {
         Some(Refusal::VersionMismatch {
             expected: _,
@@ -260,7 +255,7 @@ pub(crate) fn ticket_write_result(
             Some(from.as_str().into()),
             Some(allowed.iter().map(|s| s.as_str().into()).collect()),
         ),
-        Some(Refusal::TicketNotFound { .. } | Refusal::NotOnThisBackend { .. }) | None => {
+        Some(Refusal::TicketNotFound { .. } | Refusal::NotAtProvider { .. }) | None => {
             (None, None, None)
         }
     };
@@ -275,6 +270,7 @@ pub(crate) fn ticket_write_result(
             current_version,
             current_status,
             allowed_moves,
+            reason: said.reason,
             retry_after_seconds: said.retry_after_seconds,
             replayable_until: said.replayable_until,
             next_step: said.next_step,
@@ -288,13 +284,13 @@ pub(crate) fn comment_write_result(
     outcome: Outcome<Comment>,
 ) -> Result<CallToolResult, McpError> {
     let said = said(Action::AddComment, outcome);
-    // A comment write is refused only for its ticket or its backend; the
-    // version and status refusals belong to the ticket writes.
+    // A comment write is refused only for its ticket; the version and
+    // status refusals belong to the ticket writes.
     let foreign_refusal = matches!(
         said.refusal,
         Some(Refusal::VersionMismatch { .. } | Refusal::TransitionNotAllowed { .. })
     );
-    if said.reason.is_some() || foreign_refusal {
+    if foreign_refusal {
         return Err(unpublished(Action::AddComment, said.status));
     }
     Ok(answer(
@@ -305,6 +301,7 @@ pub(crate) fn comment_write_result(
             comment: said.made.as_ref().map(CommentOut::from),
             errors: said.errors,
             original_operation: said.original_operation,
+            reason: said.reason,
             retry_after_seconds: said.retry_after_seconds,
             replayable_until: said.replayable_until,
             next_step: said.next_step,
@@ -343,6 +340,7 @@ pub(crate) fn invalid_write(
             current_version: None,
             current_status: None,
             allowed_moves: None,
+            reason: None,
             retry_after_seconds: None,
             replayable_until: None,
             next_step,
@@ -353,6 +351,7 @@ pub(crate) fn invalid_write(
             comment: None,
             errors,
             original_operation: None,
+            reason: None,
             retry_after_seconds: None,
             replayable_until: None,
             next_step,

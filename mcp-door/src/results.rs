@@ -195,8 +195,8 @@ impl From<&OperationRef> for OriginalOperation {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct TicketWriteResult {
     /// updated, replayed, expired, conflict, invalid, not_found, version_mismatch
-    /// (update_ticket), transition_not_allowed (transition_ticket), in_progress or
-    /// not_on_this_backend.
+    /// (update_ticket), transition_not_allowed (transition_ticket), in_progress, and
+    /// where tickets are kept in a provider not_at_provider, not_created or unknown.
     #[schemars(extend("enum" = [
         "updated",
         "replayed",
@@ -207,7 +207,9 @@ pub struct TicketWriteResult {
         "version_mismatch",
         "transition_not_allowed",
         "in_progress",
-        "not_on_this_backend"
+        "not_at_provider",
+        "not_created",
+        "unknown"
     ]))]
     pub status: String,
     /// The operation_id of this call.
@@ -231,7 +233,10 @@ pub struct TicketWriteResult {
     /// For transition_not_allowed: the statuses it may move to from current_status.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub allowed_moves: Option<Vec<String>>,
-    /// For in_progress: seconds to wait before retrying.
+    /// For not_created and unknown: what the ticket provider said, or what is known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// For in_progress, unknown and an unreachable provider: seconds to wait before retrying.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(transform = plain_integer)]
     pub retry_after_seconds: Option<u64>,
@@ -245,8 +250,8 @@ pub struct TicketWriteResult {
 /// What `add_comment` answers.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct CommentWriteResult {
-    /// created, replayed, expired, conflict, invalid, not_found, in_progress or
-    /// not_on_this_backend.
+    /// created, replayed, expired, conflict, invalid, not_found, in_progress, and
+    /// where tickets are kept in a provider not_at_provider, not_created or unknown.
     #[schemars(extend("enum" = [
         "created",
         "replayed",
@@ -255,7 +260,9 @@ pub struct CommentWriteResult {
         "invalid",
         "not_found",
         "in_progress",
-        "not_on_this_backend"
+        "not_at_provider",
+        "not_created",
+        "unknown"
     ]))]
     pub status: String,
     /// The operation_id of this call.
@@ -268,7 +275,10 @@ pub struct CommentWriteResult {
     /// For conflict: what this operation_id already did (never its arguments).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub original_operation: Option<OriginalOperation>,
-    /// For in_progress: seconds to wait before retrying.
+    /// For not_created and unknown: what the ticket provider said, or what is known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// For in_progress, unknown and an unreachable provider: seconds to wait before retrying.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(transform = plain_integer)]
     pub retry_after_seconds: Option<u64>,
@@ -321,22 +331,26 @@ pub struct OperationStatusResult {
     pub retained_until: Option<String>,
     /// Whether calling the same tool again with this operation_id and the same arguments is safe.
     pub retry_safe: bool,
-    /// For a ticket made in a provider: why nothing was created, or why the outcome is unknown.
+    /// For a write done in a provider: why nothing happened, or why the outcome is unknown.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
-    /// For a ticket made in a provider: how many calls were made to the provider for it (sends
+    /// For a write done in a provider: how many calls were made to the provider for it (sends
     /// and lookups).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(transform = plain_integer)]
     pub attempts: Option<u32>,
-    /// For a ticket made in a provider: the latest lookup of it at the provider.
+    /// For a write done in a provider: the latest lookup of it at the provider.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_reconciliation: Option<Reconciliation>,
+    /// For a write done in a provider: the provider's ids of copies found besides the original
+    /// (the provider holds it more than once; an operator must resolve them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duplicates_at_provider: Option<Vec<String>>,
     /// What to do next, in one sentence.
     pub next_step: String,
 }
 
-/// One lookup of a ticket at the provider by the service.
+/// One lookup of a write at the provider by the service.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Reconciliation {
     /// found, absent, absent_too_soon or lookup_failed; null if it has not finished.
@@ -363,6 +377,7 @@ pub(crate) struct EffectSummary<'a> {
     pub(crate) detail: Option<&'a str>,
     pub(crate) attempts: usize,
     pub(crate) last_reconciliation: Option<&'a EffectAttempt>,
+    pub(crate) duplicates_at_provider: &'a [String],
 }
 
 impl<'a> From<&'a EffectLedger> for EffectSummary<'a> {
@@ -371,6 +386,7 @@ impl<'a> From<&'a EffectLedger> for EffectSummary<'a> {
             detail: ledger.state_detail.as_deref(),
             attempts: ledger.attempts.len(),
             last_reconciliation: ledger.last_reconciliation(),
+            duplicates_at_provider: &ledger.duplicates_at_provider,
         }
     }
 }
@@ -454,6 +470,10 @@ impl OperationStatusResult {
                 .as_ref()
                 .and_then(|e| e.last_reconciliation)
                 .map(Reconciliation::from),
+            duplicates_at_provider: effect
+                .as_ref()
+                .map(|e| e.duplicates_at_provider.to_vec())
+                .filter(|ids| !ids.is_empty()),
             next_step: contract::status_next_step(action, Some(state)),
         }
     }

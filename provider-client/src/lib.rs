@@ -1,17 +1,20 @@
 //! An HTTP adapter for the kitchen's [`TicketProvider`] port: it carries a
-//! dispatch or a search to a hosted tracker's REST API and sorts the reply
+//! write or a search to a hosted tracker's REST API and sorts the reply
 //! into what the kitchen needs to know.
 //!
 //! Sorting is the whole job, and it errs one way only: anything that might
-//! have made a ticket is [`Dispatched::Ambiguous`]. Only a connection that
+//! have done the write is [`Dispatched::Ambiguous`]. Only a connection that
 //! was never made ([`Dispatched::NotSent`]) or a refusal on the merits
-//! ([`Dispatched::Rejected`], a 4xx validation answer) proves that nothing
-//! was made; a wrong "nothing was made" is how duplicates happen.
+//! ([`Dispatched::Rejected`], a 4xx answer) proves that nothing was made; a
+//! wrong "nothing was made" is how duplicates happen.
 //!
 //! The API it speaks is the one `drivers/`'s provider simulator serves
-//! (`docs/provider-simulator.md`): `POST /api/tickets` with an
-//! `Idempotency-Key`, and `GET /api/tickets?external_ref=`. An adapter for
-//! another tracker is another implementation of the same trait.
+//! (`docs/provider-simulator.md`): `POST /api/tickets`, `PATCH
+//! /api/tickets/{id}`, `POST /api/tickets/{id}/transitions` and `POST
+//! /api/tickets/{id}/comments`, each with an `Idempotency-Key`, and a
+//! search by `external_ref` in `/api/tickets`, `/api/changes` and
+//! `/api/comments`. An adapter for another tracker is another
+//! implementation of the same trait.
 //!
 //! TLS is rustls (no OpenSSL, no system TLS library): an `https://`
 //! provider is verified against the system's roots plus, when given, an
@@ -20,16 +23,21 @@
 //! left, so it is [`Dispatched::NotSent`], like a refused connection.
 //!
 //! # Layout
-//! - [`HttpProvider`]: the adapter; `classify` (private) holds the rules.
-//! - [`ProviderTls`]: which certificates the adapter trusts.
+//! - this file: [`HttpProvider`], the adapter, and [`ProviderTls`], which
+//!   certificates it trusts;
+//! - `wire.rs`: the tracker's JSON and its reading into the port's types;
+//! - `classify.rs`: what an answer proves (the rules).
+
+mod classify;
+mod wire;
 
 use std::time::Duration;
 
 use kitchen::{
-    DispatchRequest, Dispatched, Lookup, ProviderFuture, ProviderTicket, TicketProvider,
+    DispatchRequest, Dispatched, EffectKind, Lookup, ProviderFuture, SearchRequest,
+    TicketProvider,
 };
 use reqwest::StatusCode;
-use serde::{Deserialize, Serialize};
 
 /// A hosted tracker reached over HTTP.
 #[derive(Debug, Clone)]
@@ -57,40 +65,6 @@ pub enum SetupError {
 pub struct ProviderTls {
     /// PEM certificates trusted besides the system's roots (a private CA).
     pub extra_roots_pem: Option<Vec<u8>>,
-}
-
-#[derive(Serialize)]
-struct CreateBody<'a> {
-    external_ref: &'a str,
-    project_id: &'a str,
-    title: &'a str,
-    description: Option<&'a str>,
-    priority: &'a str,
-}
-
-#[derive(Deserialize)]
-struct TicketBody {
-    id: String,
-    external_ref: String,
-}
-
-#[derive(Deserialize)]
-struct SearchBody {
-    tickets: Vec<TicketBody>,
-}
-
-#[derive(Deserialize)]
-struct ErrorBody {
-    error: String,
-}
-
-impl From<TicketBody> for ProviderTicket {
-    fn from(t: TicketBody) -> Self {
-        Self {
-            id: t.id,
-            external_ref: t.external_ref,
-        }
-    }
 }
 
 impl HttpProvider {
@@ -126,17 +100,11 @@ impl HttpProvider {
         })
     }
 
-    async fn create(&self, request: &DispatchRequest) -> Dispatched {
-        let body = CreateBody {
-            external_ref: &request.external_ref,
-            project_id: &request.project_id,
-            title: &request.title,
-            description: request.description.as_deref(),
-            priority: &request.priority,
-        };
+    async fn write(&self, request: &DispatchRequest) -> Dispatched {
+        let (method, path, body) = wire::request(&request.write, &request.external_ref);
         let sent = self
             .client
-            .post(format!("{}/api/tickets", self.base_url))
+            .request(method, format!("{}{path}", self.base_url))
             .header("idempotency-key", &request.external_ref)
             .json(&body)
             .send()
@@ -159,14 +127,30 @@ impl HttpProvider {
             Ok(text) => text,
             Err(e) => return Dispatched::Ambiguous(format!("{status}, then {}", describe(&e))),
         };
-        classify(status, &text, replayed, &request.external_ref)
+        classify::dispatched(
+            request.write.kind(),
+            request.write.ticket(),
+            status,
+            &text,
+            replayed,
+            &request.external_ref,
+        )
     }
 
-    async fn search(&self, external_ref: &str) -> Lookup {
+    async fn search(&self, request: &SearchRequest) -> Lookup {
+        let path = match request.kind {
+            EffectKind::Ticket => "/api/tickets",
+            EffectKind::Change => "/api/changes",
+            EffectKind::Comment => "/api/comments",
+        };
+        let mut query = vec![("external_ref", request.external_ref.as_str())];
+        if let Some(ticket) = &request.ticket {
+            query.push(("ticket_id", ticket));
+        }
         let sent = self
             .client
-            .get(format!("{}/api/tickets", self.base_url))
-            .query(&[("external_ref", external_ref)])
+            .get(format!("{}{path}", self.base_url))
+            .query(&query)
             .send()
             .await;
         let response = match sent {
@@ -175,75 +159,9 @@ impl HttpProvider {
             Err(e) => return Lookup::Failed(describe(&e)),
         };
         match response.text().await {
-            Ok(body) => read_search(&body, external_ref),
+            Ok(body) => classify::searched(request.kind, &body, &request.external_ref),
             Err(e) => Lookup::Failed(format!("unreadable search answer: {}", describe(&e))),
         }
-    }
-}
-
-/// What a search's answer proves. Only an answer that is well formed and
-/// about this reference settles anything: tickets that all carry another
-/// reference mean the provider did not search for ours (a filter it
-/// ignored, a broken index), which proves no absence.
-fn read_search(body: &str, external_ref: &str) -> Lookup {
-    let found = match serde_json::from_str::<SearchBody>(body) {
-        Ok(found) => found,
-        Err(e) => return Lookup::Failed(format!("unreadable search answer: {e}")),
-    };
-    let strangers = found
-        .tickets
-        .iter()
-        .filter(|t| t.external_ref != external_ref)
-        .count();
-    // The reference is the effect's name: any ticket carrying it is the
-    // effect (there is at most one unless something else made duplicates,
-    // and then the oldest, listed first, is the original).
-    match found
-        .tickets
-        .into_iter()
-        .find(|t| t.external_ref == external_ref)
-    {
-        Some(ticket) => Lookup::Found(ticket.into()),
-        None if strangers > 0 => Lookup::Failed(format!(
-            "the search for {external_ref} answered {strangers} tickets for other references \
-             and none for it: the provider did not search for it, so absence is not proven"
-        )),
-        None => Lookup::Absent,
-    }
-}
-
-/// What a create's answer proves, for the create of `external_ref`.
-fn classify(status: StatusCode, body: &str, replayed: bool, external_ref: &str) -> Dispatched {
-    if status.is_success() {
-        return match serde_json::from_str::<TicketBody>(body) {
-            Ok(ticket) if ticket.external_ref == external_ref => Dispatched::Created {
-                ticket: ticket.into(),
-                replayed,
-            },
-            // A yes about another ticket says nothing about ours, which may
-            // or may not have been made: only a search can tell.
-            Ok(ticket) => Dispatched::Ambiguous(format!(
-                "{status} with ticket {} for another reference ({}, not {external_ref})",
-                ticket.id, ticket.external_ref
-            )),
-            // It said yes, so something may well have been made.
-            Err(e) => Dispatched::Ambiguous(format!("{status} with an unreadable ticket: {e}")),
-        };
-    }
-    let said = serde_json::from_str::<ErrorBody>(body)
-        .map(|b| b.error)
-        .unwrap_or_else(|_| body.chars().take(200).collect());
-    match status {
-        // Throttled: turned away before any work.
-        StatusCode::TOO_MANY_REQUESTS => Dispatched::NotSent(format!("{status}: {said}")),
-        // A timeout or a conflict on the key says nothing about the effect.
-        StatusCode::REQUEST_TIMEOUT | StatusCode::CONFLICT => {
-            Dispatched::Ambiguous(format!("{status}: {said}"))
-        }
-        s if s.is_client_error() => Dispatched::Rejected(format!("{status}: {said}")),
-        // 5xx (and anything stranger): the provider may have committed
-        // before failing.
-        _ => Dispatched::Ambiguous(format!("{status}: {said}")),
     }
 }
 
@@ -261,101 +179,10 @@ fn describe(e: &(dyn std::error::Error + 'static)) -> String {
 
 impl TicketProvider for HttpProvider {
     fn dispatch<'a>(&'a self, request: &'a DispatchRequest) -> ProviderFuture<'a, Dispatched> {
-        Box::pin(self.create(request))
+        Box::pin(self.write(request))
     }
 
-    fn find_by_reference<'a>(&'a self, external_ref: &'a str) -> ProviderFuture<'a, Lookup> {
-        Box::pin(self.search(external_ref))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn classify(status: StatusCode, body: &str, replayed: bool) -> Dispatched {
-        super::classify(status, body, replayed, "r")
-    }
-
-    #[test]
-    fn a_yes_that_is_not_about_this_ticket_is_ambiguous() {
-        for body in [
-            r#"{"id":"SIM-1","external_ref":"someone-else"}"#,
-            "not json",
-            "",
-            r#"{"id":"SIM-1"}"#,
-            r#"[{"id":"SIM-1","external_ref":"r"}]"#,
-        ] {
-            assert!(
-                matches!(
-                    classify(StatusCode::CREATED, body, false),
-                    Dispatched::Ambiguous(_)
-                ),
-                "{body}"
-            );
-        }
-    }
-
-    #[test]
-    fn a_search_proves_absence_only_when_it_answered_about_this_reference() {
-        let ours = r#"{"id":"SIM-1","external_ref":"r"}"#;
-        let theirs = r#"{"id":"SIM-2","external_ref":"q"}"#;
-        assert_eq!(read_search(r#"{"tickets":[]}"#, "r"), Lookup::Absent);
-        assert!(matches!(
-            read_search(&format!(r#"{{"tickets":[{theirs},{ours}]}}"#), "r"),
-            Lookup::Found(t) if t.id == "SIM-1"
-        ));
-        for garbage in [
-            format!(r#"{{"tickets":[{theirs}]}}"#),
-            "not json".to_owned(),
-            String::new(),
-            r#"{"tickets":[{"id":"SIM-1"}]}"#.to_owned(),
-            r#"{"results":[]}"#.to_owned(),
-        ] {
-            assert!(
-                matches!(read_search(&garbage, "r"), Lookup::Failed(_)),
-                "{garbage}"
-            );
-        }
-    }
-
-    #[test]
-    fn only_a_refusal_on_the_merits_proves_nothing_was_made() {
-        let ticket = r#"{"id":"SIM-1","external_ref":"r"}"#;
-        assert!(matches!(
-            classify(StatusCode::CREATED, ticket, false),
-            Dispatched::Created {
-                replayed: false,
-                ..
-            }
-        ));
-        assert!(matches!(
-            classify(StatusCode::OK, ticket, true),
-            Dispatched::Created { replayed: true, .. }
-        ));
-        assert!(matches!(
-            classify(StatusCode::CREATED, "{", false),
-            Dispatched::Ambiguous(_)
-        ));
-        assert!(matches!(
-            classify(StatusCode::UNPROCESSABLE_ENTITY, r#"{"error":"title is empty"}"#, false),
-            Dispatched::Rejected(m) if m.contains("title is empty")
-        ));
-        for status in [
-            StatusCode::INTERNAL_SERVER_ERROR,
-            StatusCode::BAD_GATEWAY,
-            StatusCode::SERVICE_UNAVAILABLE,
-            StatusCode::REQUEST_TIMEOUT,
-            StatusCode::CONFLICT,
-        ] {
-            assert!(
-                matches!(classify(status, "", false), Dispatched::Ambiguous(_)),
-                "{status}"
-            );
-        }
-        assert!(matches!(
-            classify(StatusCode::TOO_MANY_REQUESTS, "", false),
-            Dispatched::NotSent(_)
-        ));
+    fn find_by_reference<'a>(&'a self, request: &'a SearchRequest) -> ProviderFuture<'a, Lookup> {
+        Box::pin(self.search(request))
     }
 }

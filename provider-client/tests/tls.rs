@@ -7,16 +7,29 @@
 use std::time::Duration;
 
 use drivers::provider_sim::{self, SimConfig, TestCertificates};
-use kitchen::{DispatchRequest, Dispatched, Lookup, TicketProvider};
+use kitchen::{
+    DispatchRequest, Dispatched, EffectKind, Lookup, ProviderWrite, SearchRequest,
+    TicketProvider,
+};
 use provider_client::{HttpProvider, ProviderTls, SetupError};
 
 fn request(external_ref: &str) -> DispatchRequest {
     DispatchRequest {
         external_ref: external_ref.into(),
-        project_id: "ops".into(),
-        title: "Disk full on db-1".into(),
-        description: None,
-        priority: "high".into(),
+        write: ProviderWrite::CreateTicket {
+            project_id: "ops".into(),
+            title: "Disk full on db-1".into(),
+            description: None,
+            priority: "high".into(),
+        },
+    }
+}
+
+fn search(external_ref: &str) -> SearchRequest {
+    SearchRequest {
+        kind: EffectKind::Ticket,
+        external_ref: external_ref.into(),
+        ticket: None,
     }
 }
 
@@ -44,7 +57,7 @@ async fn an_https_provider_behind_a_private_ca() {
         other => panic!("expected not sent, got {other:?}"),
     }
     assert!(matches!(
-        stranger.find_by_reference("ref-untrusted").await,
+        stranger.find_by_reference(&search("ref-untrusted")).await,
         Lookup::Failed(_)
     ));
     let counts = sim.client().counts().await.expect("counts over HTTPS");
@@ -56,14 +69,17 @@ async fn an_https_provider_behind_a_private_ca() {
     };
     let trusted = HttpProvider::with_tls(&url, TIMEOUT, &tls).expect("a client");
     let made = match trusted.dispatch(&request("ref-1")).await {
-        Dispatched::Created { ticket, replayed } => {
+        Dispatched::Done { receipt, replayed } => {
             assert!(!replayed);
-            ticket
+            receipt
         }
         other => panic!("expected created, got {other:?}"),
     };
-    match trusted.find_by_reference("ref-1").await {
-        Lookup::Found(found) => assert_eq!(found, made),
+    match trusted.find_by_reference(&search("ref-1")).await {
+        Lookup::Found {
+            receipt,
+            duplicates,
+        } => assert_eq!((receipt, duplicates.len()), (made, 0)),
         other => panic!("expected found, got {other:?}"),
     }
     let counts = sim.client().counts().await.expect("counts over HTTPS");

@@ -50,12 +50,20 @@ pub enum RestError {
         /// Where it may go from `from`.
         allowed: &'static [TicketStatus],
     },
-    /// This deployment cannot do this write (tickets live in a provider).
-    NotOnThisBackend(Action),
-    /// The ticket provider refused the ticket; its words.
-    ProviderRejected(String),
+    /// The ticket has no copy at the provider this deployment keeps its
+    /// tickets in (it was made before): a change has nowhere to go.
+    NotAtProvider(TicketId),
+    /// The ticket provider refused the write; its words.
+    ProviderRejected {
+        /// The write refused.
+        action: Action,
+        /// The provider's words.
+        why: String,
+    },
     /// The ticket provider could not be reached.
     ProviderUnavailable {
+        /// The write that was not sent.
+        action: Action,
         /// What happened.
         why: String,
         /// How long to wait, as the kitchen decided.
@@ -166,7 +174,7 @@ impl RestError {
             Refusal::TransitionNotAllowed { from, to, allowed } => {
                 Self::TransitionNotAllowed { from, to, allowed }
             }
-            Refusal::NotOnThisBackend { action } => Self::NotOnThisBackend(action),
+            Refusal::NotAtProvider { ticket_id } => Self::NotAtProvider(ticket_id),
         }
     }
 
@@ -181,8 +189,8 @@ impl RestError {
             Self::Validation(_) => ProblemKind::VALIDATION_FAILED,
             Self::VersionMismatch { .. } => ProblemKind::VERSION_MISMATCH,
             Self::TransitionNotAllowed { .. } => ProblemKind::TRANSITION_NOT_ALLOWED,
-            Self::NotOnThisBackend(_) => ProblemKind::NOT_ON_THIS_BACKEND,
-            Self::ProviderRejected(_) => ProblemKind::PROVIDER_REJECTED,
+            Self::NotAtProvider(_) => ProblemKind::TICKET_NOT_AT_PROVIDER,
+            Self::ProviderRejected { .. } => ProblemKind::PROVIDER_REJECTED,
             Self::ProviderUnavailable { .. } => ProblemKind::PROVIDER_UNAVAILABLE,
             Self::MalformedJson { .. } => ProblemKind::MALFORMED_JSON,
             Self::InvalidBody { .. } => ProblemKind::INVALID_BODY,
@@ -207,10 +215,12 @@ impl RestError {
             Self::InProgress { .. } => ("in_progress", None),
             Self::VersionMismatch { .. } => ("refused", Some("version_mismatch")),
             Self::TransitionNotAllowed { .. } => ("refused", Some("transition_not_allowed")),
-            Self::NotOnThisBackend(_) => ("refused", Some("not_on_this_backend")),
+            Self::NotAtProvider(_) => ("refused", Some("ticket_not_at_provider")),
             // In a write, the only thing that can be missing is its ticket.
             Self::NotFound(_) => ("refused", Some("ticket_not_found")),
-            Self::ProviderRejected(_) | Self::ProviderUnavailable { .. } => ("not_created", None),
+            Self::ProviderRejected { .. } | Self::ProviderUnavailable { .. } => {
+                ("not_created", None)
+            }
             Self::Validation(_)
             | Self::MalformedJson { .. }
             | Self::InvalidBody { .. }
@@ -306,19 +316,25 @@ impl RestError {
                     .collect::<Vec<_>>()
                     .join(" or ")
             ),
-            Self::NotOnThisBackend(action) => format!(
-                "This deployment makes its tickets in an external provider, where {action} is not \
-                 available yet: only {} is. {} and the Idempotency-Key was not used up.",
-                Action::CreateTicket,
+            Self::NotAtProvider(ticket) => format!(
+                "Ticket {ticket} was made before this deployment kept its tickets in an external \
+                 provider: it exists only in this service's own database, so a change to it has \
+                 nowhere to go. Nothing was written and the Idempotency-Key was not used up."
+            ),
+            Self::ProviderRejected { action, why } => format!(
+                "The ticket provider refused the {}: {why}. {} and the Idempotency-Key was not \
+                 used up: correct the request (or read the ticket again) and send it again.",
+                wording(*action).noun,
                 wording(*action).nothing
             ),
-            Self::ProviderRejected(why) => format!(
-                "The ticket provider refused the ticket: {why}. Nothing was created and the \
-                 Idempotency-Key was not used up: correct the request and send it again."
-            ),
-            Self::ProviderUnavailable { why, retry_after } => format!(
-                "{why} Nothing was created and the Idempotency-Key was not used up: retry the \
-                 same request with the same key in {} s.",
+            Self::ProviderUnavailable {
+                action,
+                why,
+                retry_after,
+            } => format!(
+                "{why} {} and the Idempotency-Key was not used up: retry the same request with \
+                 the same key in {} s.",
+                wording(*action).nothing,
                 retry_after.as_secs().max(1)
             ),
             Self::MalformedJson { why, action } => {

@@ -70,12 +70,12 @@ kinds! {
         "If-Match named a version the ticket is no longer at: someone changed it since you read it. `expected_version` is what you sent, `current_version` what it is now. Nothing was written and the key was not used: GET the ticket, decide again on what it says now, and send the change with its new ETag.";
     TRANSITION_NOT_ALLOWED = "transition-not-allowed", CONFLICT, "The ticket cannot move to that status",
         "The status machine does not allow this move from where the ticket is (staying put is not a move). `from` is its status, `to` where you asked to go, `allowed_moves` where it may go from here. Nothing was written and the key was not used; waiting does not help, so there is no Retry-After.";
-    NOT_ON_THIS_BACKEND = "not-on-this-backend", NOT_IMPLEMENTED, "Not available where this service keeps its tickets",
-        "This deployment makes its tickets in an external provider, and only creating tickets is sent there so far. Nothing was written and the key was not used.";
-    PROVIDER_REJECTED = "provider-rejected", UNPROCESSABLE_ENTITY, "The ticket provider refused the ticket",
-        "The system that keeps the tickets refused this one on its merits (its words are in detail). Nothing was created and the key was not used up: correct the request and send it again, with the same key if you like.";
+    TICKET_NOT_AT_PROVIDER = "ticket-not-at-provider", CONFLICT, "The ticket has no copy at the ticket provider",
+        "This deployment keeps its tickets in an external provider, and this ticket was made before it did: it exists only in this service's own database, so a change to it has nowhere to go. Nothing was written and the key was not used.";
+    PROVIDER_REJECTED = "provider-rejected", UNPROCESSABLE_ENTITY, "The ticket provider refused the write",
+        "The system that keeps the tickets refused this write on its merits (its words are in detail: an invalid field, a ticket it does not have, another version, a move its workflow forbids). Nothing was written and the key was not used up: correct the request, or read the ticket again, and send it again, with the same key if you like.";
     PROVIDER_UNAVAILABLE = "provider-unavailable", SERVICE_UNAVAILABLE, "The ticket provider could not be reached",
-        "The system that keeps the tickets could not be reached, so nothing was sent and nothing was created. The key was not used up: retry the same request with the same key after Retry-After seconds.";
+        "The system that keeps the tickets could not be reached, so nothing was sent and nothing was written. The key was not used up: retry the same request with the same key after Retry-After seconds.";
     NOT_FOUND = "not-found", NOT_FOUND, "Not found",
         "Nothing exists at this address for your tenant. A write to a ticket your tenant does not have wrote nothing and left its key unused.";
     OPERATION_NOT_FOUND = "operation-not-found", NOT_FOUND, "Nothing was recorded for this key",

@@ -458,6 +458,10 @@ pub(crate) struct CommentBody {
     /// When it was added (RFC 3339, UTC).
     #[schema(format = DateTime)]
     created_at: String,
+    /// The ticket provider's id for it, when tickets are kept in a provider
+    /// (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    provider_comment_id: Option<String>,
 }
 
 impl From<Comment> for CommentBody {
@@ -467,6 +471,7 @@ impl From<Comment> for CommentBody {
             ticket_id: c.ticket_id.to_string(),
             body: c.body.as_str().into(),
             created_at: links::rfc3339(c.created_at),
+            provider_comment_id: c.provider_comment_id,
         }
     }
 }
@@ -606,10 +611,14 @@ mod tests {
 
     #[test]
     fn comment_body_serializes_as_the_kitchen_snapshot() {
-        let json = r#"{"id":"0193a4f2-7c1e-7b8a-9f00-4c2d1e5b6a79","ticket_id":"0193a4f2-7c1e-7b8a-9f00-4c2d1e5b6a7a","body":"line\nbreak","created_at":"2026-11-30T12:00:00.000001Z"}"#;
-        let comment: Comment = serde_json::from_str(json).expect("a comment");
-        let kitchen = serde_json::to_string(&comment).expect("JSON");
-        let door = serde_json::to_string(&CommentBody::from(comment)).expect("JSON");
-        assert_eq!(door, kitchen);
+        for json in [
+            r#"{"id":"0193a4f2-7c1e-7b8a-9f00-4c2d1e5b6a79","ticket_id":"0193a4f2-7c1e-7b8a-9f00-4c2d1e5b6a7a","body":"line\nbreak","created_at":"2026-11-30T12:00:00.000001Z"}"#,
+            r#"{"id":"0193a4f2-7c1e-7b8a-9f00-4c2d1e5b6a79","ticket_id":"0193a4f2-7c1e-7b8a-9f00-4c2d1e5b6a7a","body":"hi","created_at":"2026-11-30T12:00:00Z","provider_comment_id":"CMT-1"}"#,
+        ] {
+            let comment: Comment = serde_json::from_str(json).expect("a comment");
+            let kitchen = serde_json::to_string(&comment).expect("JSON");
+            let door = serde_json::to_string(&CommentBody::from(comment)).expect("JSON");
+            assert_eq!(door, kitchen);
+        }
     }
 }

@@ -5,10 +5,12 @@ use crate::KitchenError;
 use crate::domain::action::Action;
 use crate::domain::change::Changes;
 use crate::domain::comment::{CanonicalCommentV1, Comment, CommentDraft, CommentId, NewComment};
-use crate::domain::ticket::TicketId;
+use crate::domain::ticket::{Ticket, TicketId};
 use crate::domain::violation::FieldViolation;
 use crate::outcome::Refusal;
+use crate::provider::{EffectKind, ProviderEffect, ProviderWrite};
 use crate::store::{self, write::WriteTx};
+use crate::write::remote::{RemoteAction, wrong_kind};
 use crate::write::{Applied, WriteAction, WriteContext};
 
 /// Adds one comment. The ticket's version does not change (a comment is not
@@ -41,20 +43,74 @@ impl WriteAction for AddComment {
                 ticket_id: command.ticket_id,
             }));
         };
-        let comment = Comment {
-            id: CommentId::new_v7(),
-            ticket_id: ticket.id,
-            body: command.body.clone(),
-            created_at: write.now,
-        };
-        store::comments::insert(tx, write.tenant(), &comment).await?;
-        let mut changes = Changes::default();
-        changes.added("comment_id", comment.id);
-        let entry = write.history(ticket.id, changes, ticket.version);
-        store::history::append(tx, write.tenant(), &entry).await?;
-        Ok(Ok(Applied {
-            ticket: ticket.id,
-            result: comment,
-        }))
+        let applied = add(command, &ticket, None, tx, write).await?;
+        Ok(Ok(applied))
     }
+}
+
+/// On the remote backend the provider adds the comment; the local copy
+/// carries the provider's id.
+impl RemoteAction for AddComment {
+    const KIND: EffectKind = EffectKind::Comment;
+
+    fn target(command: &NewComment) -> Option<TicketId> {
+        Some(command.ticket_id)
+    }
+
+    fn allowed(_: &NewComment, _: &Ticket) -> Result<(), Refusal> {
+        Ok(())
+    }
+
+    fn provider_write(command: &NewComment, ticket: Option<&str>) -> ProviderWrite {
+        ProviderWrite::AddComment {
+            ticket: ticket.unwrap_or_default().into(),
+            body: command.body.as_str().into(),
+        }
+    }
+
+    async fn mirror(
+        command: &NewComment,
+        receipt: &ProviderEffect,
+        tx: &mut WriteTx,
+        write: &WriteContext,
+    ) -> Result<Result<Applied<Comment>, String>, KitchenError> {
+        let ProviderEffect::Comment { id } = receipt else {
+            return Ok(Err(wrong_kind(EffectKind::Comment, receipt)));
+        };
+        let Some(ticket) = store::tickets::lock(tx, write.tenant(), command.ticket_id).await?
+        else {
+            return Err(KitchenError::CorruptRecord(format!(
+                "ticket {} vanished while a comment on it was being settled",
+                command.ticket_id
+            )));
+        };
+        add(command, &ticket, Some(id), tx, write).await.map(Ok)
+    }
+}
+
+/// Inserts the comment (with the provider's id, when a provider made it)
+/// and its history entry; the ticket's version does not change.
+async fn add(
+    command: &NewComment,
+    ticket: &Ticket,
+    provider_id: Option<&str>,
+    tx: &mut WriteTx,
+    write: &WriteContext,
+) -> Result<Applied<Comment>, KitchenError> {
+    let comment = Comment {
+        id: CommentId::new_v7(),
+        ticket_id: ticket.id,
+        body: command.body.clone(),
+        created_at: write.now,
+        provider_comment_id: provider_id.map(str::to_owned),
+    };
+    store::comments::insert(tx, write.tenant(), &comment).await?;
+    let mut changes = Changes::default();
+    changes.added("comment_id", comment.id);
+    let entry = write.history(ticket.id, changes, ticket.version);
+    store::history::append(tx, write.tenant(), &entry).await?;
+    Ok(Applied {
+        ticket: ticket.id,
+        result: comment,
+    })
 }

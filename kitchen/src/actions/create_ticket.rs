@@ -4,11 +4,13 @@ use crate::KitchenError;
 use crate::domain::action::Action;
 use crate::domain::change::Changes;
 use crate::domain::fingerprint::CanonicalV1;
-use crate::domain::ticket::{NewTicket, Ticket, TicketDraft};
+use crate::domain::ticket::{NewTicket, Ticket, TicketDraft, TicketId};
 use crate::domain::violation::FieldViolation;
 use crate::outcome::Refusal;
+use crate::provider::{EffectKind, ProviderEffect, ProviderWrite};
 use crate::store::planned::NewRow;
 use crate::store::{self, write::WriteTx};
+use crate::write::remote::{RemoteAction, wrong_kind};
 use crate::write::{Applied, Planned, WriteAction, WriteContext};
 
 /// Makes one ticket, `open`, version 1.
@@ -34,7 +36,7 @@ impl WriteAction for CreateTicket {
         tx: &mut WriteTx,
         write: &WriteContext,
     ) -> Result<Result<Applied<Ticket>, Refusal>, KitchenError> {
-        let planned = plan(command, write);
+        let planned = plan(command, write, None);
         store::planned::insert(tx, write.tenant(), &planned.rows).await?;
         Ok(Ok(Applied {
             ticket: planned.ticket,
@@ -43,14 +45,57 @@ impl WriteAction for CreateTicket {
     }
 
     fn planned(command: &NewTicket, write: &WriteContext) -> Option<Planned<Ticket>> {
-        Some(plan(command, write))
+        Some(plan(command, write, None))
     }
 }
 
-/// Everything a create writes, known from its command: the ticket and its
-/// first history entry.
-fn plan(command: &NewTicket, write: &WriteContext) -> Planned<Ticket> {
-    let ticket = command.clone().into_ticket(write.now);
+/// On the remote backend the provider makes the ticket; the local copy
+/// carries the provider's id.
+impl RemoteAction for CreateTicket {
+    const KIND: EffectKind = EffectKind::Ticket;
+
+    fn target(_: &NewTicket) -> Option<TicketId> {
+        None
+    }
+
+    fn allowed(_: &NewTicket, _: &Ticket) -> Result<(), Refusal> {
+        Ok(())
+    }
+
+    fn provider_write(command: &NewTicket, _: Option<&str>) -> ProviderWrite {
+        ProviderWrite::CreateTicket {
+            project_id: command.project_id.as_str().into(),
+            title: command.title.as_str().into(),
+            description: command.description.as_ref().map(|d| d.as_str().into()),
+            priority: command.priority.as_str().into(),
+        }
+    }
+
+    async fn mirror(
+        command: &NewTicket,
+        receipt: &ProviderEffect,
+        tx: &mut WriteTx,
+        write: &WriteContext,
+    ) -> Result<Result<Applied<Ticket>, String>, KitchenError> {
+        let ProviderEffect::Ticket { id } = receipt else {
+            return Ok(Err(wrong_kind(EffectKind::Ticket, receipt)));
+        };
+        let planned = plan(command, write, Some(id));
+        store::planned::insert(tx, write.tenant(), &planned.rows).await?;
+        Ok(Ok(Applied {
+            ticket: planned.ticket,
+            result: planned.result,
+        }))
+    }
+}
+
+/// Everything a create writes, known from its command: the ticket (with the
+/// provider's id, when a provider made it) and its first history entry.
+fn plan(command: &NewTicket, write: &WriteContext, provider_id: Option<&str>) -> Planned<Ticket> {
+    let ticket = Ticket {
+        provider_ticket_id: provider_id.map(str::to_owned),
+        ..command.clone().into_ticket(write.now)
+    };
     let history = write.history(ticket.id, created(&ticket), ticket.version);
     Planned {
         ticket: ticket.id,
@@ -60,7 +105,7 @@ fn plan(command: &NewTicket, write: &WriteContext) -> Planned<Ticket> {
 }
 
 /// A new ticket's history: every field it was made with.
-pub(crate) fn created(ticket: &Ticket) -> Changes {
+fn created(ticket: &Ticket) -> Changes {
     let mut changes = Changes::default();
     changes.added("project_id", &ticket.project_id);
     changes.added("title", &ticket.title);

@@ -7,6 +7,7 @@
 
 pub(crate) mod add_comment;
 pub(crate) mod create_ticket;
+mod mirror;
 pub(crate) mod transition_ticket;
 pub(crate) mod update_ticket;
 

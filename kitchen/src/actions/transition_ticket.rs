@@ -7,8 +7,12 @@ use crate::domain::ticket::{Ticket, TicketId};
 use crate::domain::transition::{CanonicalTransitionV1, Transition, TransitionDraft};
 use crate::domain::violation::FieldViolation;
 use crate::outcome::Refusal;
+use crate::provider::{EffectKind, ProviderEffect, ProviderWrite};
 use crate::store::{self, write::WriteTx};
+use crate::write::remote::RemoteAction;
 use crate::write::{Applied, WriteAction, WriteContext};
+
+use super::mirror::mirror_change;
 
 /// Moves a ticket to another status, if the status machine allows it from
 /// where the ticket is when the write runs.
@@ -41,12 +45,8 @@ impl WriteAction for TransitionTicket {
             }));
         };
         let from = ticket.status;
-        if !from.may_move_to(command.to) {
-            return Ok(Err(Refusal::TransitionNotAllowed {
-                from,
-                to: command.to,
-                allowed: from.allowed_moves(),
-            }));
+        if let Err(refusal) = may_move(command, &ticket) {
+            return Ok(Err(refusal));
         }
         ticket.status = command.to;
         ticket.version = ticket.version.next();
@@ -63,5 +63,50 @@ impl WriteAction for TransitionTicket {
             ticket: ticket.id,
             result: ticket,
         }))
+    }
+}
+
+/// On the remote backend the provider moves the ticket (its workflow
+/// decides again).
+impl RemoteAction for TransitionTicket {
+    const KIND: EffectKind = EffectKind::Change;
+
+    fn target(command: &Transition) -> Option<TicketId> {
+        Some(command.ticket_id)
+    }
+
+    fn allowed(command: &Transition, ticket: &Ticket) -> Result<(), Refusal> {
+        may_move(command, ticket)
+    }
+
+    fn provider_write(command: &Transition, ticket: Option<&str>) -> ProviderWrite {
+        ProviderWrite::TransitionTicket {
+            ticket: ticket.unwrap_or_default().into(),
+            to: command.to.as_str().into(),
+            reason: command.reason.as_ref().map(|r| r.as_str().into()),
+        }
+    }
+
+    async fn mirror(
+        command: &Transition,
+        receipt: &ProviderEffect,
+        tx: &mut WriteTx,
+        write: &WriteContext,
+    ) -> Result<Result<Applied<Ticket>, String>, KitchenError> {
+        mirror_change(command.ticket_id, receipt, tx, write).await
+    }
+}
+
+/// Refuses a move the status machine does not allow from where `ticket` is.
+fn may_move(command: &Transition, ticket: &Ticket) -> Result<(), Refusal> {
+    let from = ticket.status;
+    if from.may_move_to(command.to) {
+        Ok(())
+    } else {
+        Err(Refusal::TransitionNotAllowed {
+            from,
+            to: command.to,
+            allowed: from.allowed_moves(),
+        })
     }
 }

@@ -4,11 +4,15 @@
 use crate::KitchenError;
 use crate::domain::action::Action;
 use crate::domain::patch::{CanonicalEditV1, TicketEdit, TicketUpdate};
-use crate::domain::ticket::Ticket;
+use crate::domain::ticket::{Ticket, TicketId};
 use crate::domain::violation::FieldViolation;
 use crate::outcome::Refusal;
+use crate::provider::{EffectKind, ProviderEffect, ProviderWrite};
 use crate::store::{self, write::WriteTx};
+use crate::write::remote::RemoteAction;
 use crate::write::{Applied, WriteAction, WriteContext};
+
+use super::mirror::mirror_change;
 
 /// Edits a ticket. A patch that changes nothing is still a valid command:
 /// it takes the key and replays, but writes no new version or history.
@@ -40,13 +44,8 @@ impl WriteAction for UpdateTicket {
                 ticket_id: command.ticket_id,
             }));
         };
-        if let Some(expected) = command.expected_version
-            && expected != current.version
-        {
-            return Ok(Err(Refusal::VersionMismatch {
-                expected,
-                current: current.version,
-            }));
+        if let Err(refusal) = at_expected_version(command, &current) {
+            return Ok(Err(refusal));
         }
         let (mut edited, changes) = command.apply_to(&current);
         if !changes.is_empty() {
@@ -60,5 +59,54 @@ impl WriteAction for UpdateTicket {
             ticket: edited.id,
             result: edited,
         }))
+    }
+}
+
+/// On the remote backend the provider edits the ticket; `If-Match` goes
+/// along as its precondition.
+impl RemoteAction for UpdateTicket {
+    const KIND: EffectKind = EffectKind::Change;
+
+    fn target(command: &TicketEdit) -> Option<TicketId> {
+        Some(command.ticket_id)
+    }
+
+    fn allowed(command: &TicketEdit, ticket: &Ticket) -> Result<(), Refusal> {
+        at_expected_version(command, ticket)
+    }
+
+    fn provider_write(command: &TicketEdit, ticket: Option<&str>) -> ProviderWrite {
+        ProviderWrite::UpdateTicket {
+            ticket: ticket.unwrap_or_default().into(),
+            expected_version: command.expected_version.map(|v| v.get()),
+            title: command.title.map(|t| t.as_str().into()),
+            description: command
+                .description
+                .map(|d| d.as_ref().map(|d| d.as_str().into())),
+            priority: command.priority.map(|p| p.as_str().into()),
+            assignee: command
+                .assignee
+                .map(|a| a.as_ref().map(|a| a.as_str().into())),
+        }
+    }
+
+    async fn mirror(
+        command: &TicketEdit,
+        receipt: &ProviderEffect,
+        tx: &mut WriteTx,
+        write: &WriteContext,
+    ) -> Result<Result<Applied<Ticket>, String>, KitchenError> {
+        mirror_change(command.ticket_id, receipt, tx, write).await
+    }
+}
+
+/// Refuses an edit whose caller expected another version than `ticket`'s.
+fn at_expected_version(command: &TicketEdit, ticket: &Ticket) -> Result<(), Refusal> {
+    match command.expected_version {
+        Some(expected) if expected != ticket.version => Err(Refusal::VersionMismatch {
+            expected,
+            current: ticket.version,
+        }),
+        _ => Ok(()),
     }
 }

@@ -150,6 +150,10 @@ pub struct Comment {
     /// When it was added (RFC 3339, UTC, microsecond precision).
     #[serde(with = "time::serde::rfc3339")]
     pub created_at: OffsetDateTime,
+    /// The provider's id for the comment, when it was made in a provider
+    /// (the remote backend); absent from the JSON otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_comment_id: Option<String>,
 }
 
 /// One page of a ticket's comments, oldest first.

@@ -1,7 +1,7 @@
-//! The effect ledger: what the kitchen knows about a ticket made in a
+//! The effect ledger: what the kitchen knows about a write done in a
 //! provider (the remote backend), beyond the operation record itself.
 //!
-//! The effect is the one ticket a key intends. Attempts are the calls made
+//! The effect is the one ticket, change or comment a key intends. Attempts are the calls made
 //! to the provider for it: dispatches, and lookups by external reference
 //! (reconciliation). A caller's retry may add attempts; it never adds an
 //! effect.
@@ -254,6 +254,10 @@ pub struct EffectLedger {
     pub first_dispatched_at: Option<OffsetDateTime>,
     /// When it was last sent.
     pub last_dispatched_at: Option<OffsetDateTime>,
+    /// The provider's ids of objects carrying the effect's reference besides
+    /// the original, as a search found them: the effect was made more than
+    /// once there, for an operator to resolve. Empty normally.
+    pub duplicates_at_provider: Vec<String>,
     /// Every call made for it, oldest first.
     pub attempts: Vec<EffectAttempt>,
 }

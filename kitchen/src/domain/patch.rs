@@ -14,16 +14,32 @@ use super::violation::FieldViolation;
 #[serde(deny_unknown_fields)]
 pub struct TicketPatch {
     /// A new title; `null` is refused (a ticket always has one).
-    #[serde(default, deserialize_with = "present")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub title: Option<Option<String>>,
     /// A new description; `null` or `""` removes it.
-    #[serde(default, deserialize_with = "present")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub description: Option<Option<String>>,
     /// A new priority; `null` is refused (use `normal`).
-    #[serde(default, deserialize_with = "present")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub priority: Option<Option<String>>,
     /// A new assignee; `null` unassigns.
-    #[serde(default, deserialize_with = "present")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub assignee: Option<Option<String>>,
 }
 
@@ -38,8 +54,9 @@ where
 }
 
 /// An update request: which ticket, the version the caller expects it to be
-/// at (if it cares), and the patch.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// at (if it cares), and the patch. Its JSON is how the remote backend
+/// stores the request with the write-ahead record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TicketUpdate {
     /// The ticket to edit.
     pub ticket_id: TicketId,
@@ -56,6 +73,16 @@ pub enum Setting<T> {
     Keep,
     /// Make it this.
     Set(T),
+}
+
+impl<T> Setting<T> {
+    /// The same setting, its value (if any) turned into another.
+    pub fn map<U>(&self, f: impl FnOnce(&T) -> U) -> Setting<U> {
+        match self {
+            Self::Keep => Setting::Keep,
+            Self::Set(value) => Setting::Set(f(value)),
+        }
+    }
 }
 
 /// A validated edit: what the fingerprint is computed over and what is

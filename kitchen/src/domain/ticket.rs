@@ -490,17 +490,6 @@ pub(crate) fn required(value: &Option<String>, field: &str) -> Result<String, Fi
 }
 
 impl NewTicket {
-    /// The command as a draft again: how it is stored for a re-dispatch
-    /// (reading it back goes through validation once more).
-    pub(crate) fn to_draft(&self) -> TicketDraft {
-        TicketDraft {
-            project_id: Some(self.project_id.as_str().into()),
-            title: Some(self.title.as_str().into()),
-            description: self.description.as_ref().map(|d| d.as_str().into()),
-            priority: Some(self.priority.as_str().into()),
-        }
-    }
-
     /// The ticket this command makes, with a fresh id, status `open`, and
     /// `created_at` cut to microseconds (what both databases store exactly).
     pub(crate) fn into_ticket(self, now: OffsetDateTime) -> Ticket {

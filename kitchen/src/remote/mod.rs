@@ -1,4 +1,4 @@
-//! The remote backend: tickets made in a provider the kitchen does not own.
+//! The remote backend: tickets kept in a provider the kitchen does not own.
 //!
 //! The database cannot commit our record and the provider's ticket
 //! together, so the kitchen keeps an effect ledger instead (write-ahead):
@@ -20,8 +20,12 @@
 //! One worker at a time works on an effect: it holds a lease (a row value
 //! with an expiry, see `store::effects`), renewed for each call it makes.
 //!
+//! Every write action goes this way (`RemoteAction` says what is particular
+//! to each): a create makes a ticket there, an update or a move an entry in
+//! its changelog, a comment a comment, each carrying the effect's reference.
+//!
 //! # Layout
-//! - this file: a create's path (write ahead, or resume an existing effect);
+//! - this file: a write's path (write ahead, or resume an existing effect);
 //! - `work.rs`: what a lease holder does: dispatch, look up, settle;
 //! - `reconcile.rs`: the background reconciler and the settling a status
 //!   read asks for.
@@ -36,18 +40,16 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use crate::KitchenError;
-use crate::actions::create_ticket::CreateTicket;
 use crate::domain::effect::{ExternalRef, Trigger};
 use crate::domain::lifecycle::KeyPhase;
-use crate::domain::operation::{OperationRecord, OperationState};
-use crate::domain::tenant::TokenId;
-use crate::domain::ticket::NewTicket;
-use crate::outcome::Outcome;
-use crate::outcome::RETRY_AFTER;
+use crate::domain::operation::{OperationKey, OperationRecord, OperationState};
+use crate::domain::tenant::{Actor, TenantId};
+use crate::outcome::{Outcome, RETRY_AFTER, Refusal};
 use crate::provider::{RemoteSettings, TicketProvider, unix_ms};
-use crate::store::Db;
 use crate::store::effects::{self, Lease, Scope, WriteAhead, WriteAheadClaim};
+use crate::store::{self, Db};
 use crate::write::engine::{Engine, TakenKey};
+use crate::write::remote::RemoteAction;
 
 /// Added to one call's timeout to make a lease: room for the database
 /// writes around the call (a few milliseconds each).
@@ -60,7 +62,7 @@ pub(crate) struct Remote {
     pub(crate) db: Db,
     pub(crate) provider: Arc<dyn TicketProvider>,
     pub(crate) settings: RemoteSettings,
-    /// How long a create waits for another attempt holding its key.
+    /// How long a write waits for another attempt holding its key.
     pub(crate) wait_bound: Duration,
     /// The generic write path's rules for a key already taken (replay,
     /// expired, conflict, forgotten), and the clock of the key lifecycle.
@@ -87,32 +89,59 @@ impl Remote {
     fn key_trusted_until(&self, now: OffsetDateTime) -> Option<OffsetDateTime> {
         (!self.settings.dedup_window.is_zero()).then(|| now + self.settings.dedup_window)
     }
+
+    /// Whether the local copy of the ticket `command` acts on allows it now,
+    /// and so whether it may be sent: a refusal sends nothing and leaves the
+    /// key unused, as on the local backend. A create acts on no ticket.
+    async fn allowed<A: RemoteAction>(
+        &self,
+        tenant: TenantId,
+        command: &A::Command,
+    ) -> Result<Result<(), Refusal>, KitchenError> {
+        let Some(ticket_id) = A::target(command) else {
+            return Ok(Ok(()));
+        };
+        let Some(ticket) = store::tickets::find(&self.db, tenant, ticket_id).await? else {
+            return Ok(Err(Refusal::TicketNotFound { ticket_id }));
+        };
+        if ticket.provider_ticket_id.is_none() {
+            return Ok(Err(Refusal::NotAtProvider { ticket_id }));
+        }
+        Ok(A::allowed(command, &ticket))
+    }
 }
 
 impl Remote {
-    /// A create on the remote backend. `record` is the operation as this
-    /// attempt would record it (state `in_progress`, no ticket yet).
-    pub(crate) async fn create(
+    /// A write on the remote backend: write ahead, dispatch, settle; or, for
+    /// a key already recorded, its answer (resuming an unsettled effect).
+    pub(crate) async fn write<A: RemoteAction>(
         &self,
-        record: OperationRecord,
-        command: NewTicket,
-        actor_token: Option<TokenId>,
-    ) -> Result<Outcome, KitchenError> {
-        self.write_ahead_then(record, command, actor_token, true)
+        actor: Actor,
+        key: &OperationKey,
+        request: &A::Request,
+        command: A::Command,
+    ) -> Result<Outcome<A::Result>, KitchenError> {
+        self.write_ahead_then::<A>(actor, key, request, command, true)
             .await
     }
 
     /// The write-ahead record, then (if `dispatch`) the dispatch. Without
     /// the dispatch, this is what a crash between the two leaves behind.
-    pub(crate) async fn write_ahead_then(
+    pub(crate) async fn write_ahead_then<A: RemoteAction>(
         &self,
-        record: OperationRecord,
-        command: NewTicket,
-        actor_token: Option<TokenId>,
+        actor: Actor,
+        key: &OperationKey,
+        request: &A::Request,
+        command: A::Command,
         dispatch: bool,
-    ) -> Result<Outcome, KitchenError> {
+    ) -> Result<Outcome<A::Result>, KitchenError> {
+        let now = self.engine.clock.now();
+        let fingerprint = Engine::fingerprint::<A>(&command);
+        let record = self
+            .engine
+            .record::<A>(actor, key, fingerprint, now, OperationState::InProgress);
         let scope = Scope::of(&record);
-        let request_snapshot = serde_json::to_string(&command.to_draft())
+        let request_snapshot = serde_json::to_string(request)
             .map_err(|e| KitchenError::CorruptRecord(format!("request snapshot: {e}")))?;
         let external_ref = ExternalRef::derive(record.tenant_id, record.action, &record.key);
         // Two rounds at most: a record can only vanish between our write and
@@ -127,11 +156,7 @@ impl Remote {
                 {
                     match self
                         .engine
-                        .answer_taken::<CreateTicket>(
-                            original,
-                            &record.fingerprint,
-                            record.created_at,
-                        )
+                        .answer_taken::<A>(original, &record.fingerprint, record.created_at)
                         .await?
                     {
                         TakenKey::Answer(outcome) => return Ok(outcome),
@@ -139,8 +164,12 @@ impl Remote {
                     }
                 }
                 return self
-                    .resume(original, &record, &request_snapshot, Trigger::Retry)
+                    .resume::<A>(original, &record, &request_snapshot, &command)
                     .await;
+            }
+            // A new key: only a write the local copy allows is sent.
+            if let Err(refusal) = self.allowed::<A>(record.tenant_id, &command).await? {
+                return Ok(Outcome::Refused(refusal));
             }
             let now = OffsetDateTime::now_utc();
             let lease = self.lease(now);
@@ -156,13 +185,13 @@ impl Remote {
                 WriteAheadClaim::Placed => {
                     #[cfg(feature = "fault-injection")]
                     crate::faults::before_dispatch(&record.key);
-                    let job = work::Job {
+                    let job = work::Job::<A> {
                         scope,
                         lease,
                         command,
                         external_ref,
                         trigger: Trigger::Request,
-                        actor_token,
+                        actor_token: actor.token,
                     };
                     return self.dispatch(job, Some(1)).await;
                 }
@@ -175,17 +204,16 @@ impl Remote {
         })
     }
 
-    /// A create whose key is already recorded.
-    async fn resume(
+    /// A write whose key is already recorded and whose effect is not
+    /// settled as made.
+    async fn resume<A: RemoteAction>(
         &self,
         original: OperationRecord,
         attempt: &OperationRecord,
         request_snapshot: &str,
-        trigger: Trigger,
-    ) -> Result<Outcome, KitchenError> {
-        if original.state == OperationState::Succeeded {
-            return Outcome::for_taken_key(original, &attempt.fingerprint);
-        }
+        command: &A::Command,
+    ) -> Result<Outcome<A::Result>, KitchenError> {
+        let trigger = Trigger::Retry;
         if original.fingerprint != attempt.fingerprint {
             if original.state != OperationState::FailedBeforeEffect {
                 return Ok(Outcome::Conflict {
@@ -194,7 +222,11 @@ impl Remote {
             }
             // The provider made nothing under this key, so the key is not
             // spent: a corrected request takes it over (as with a local
-            // create, whose invalid input never consumes a key).
+            // write, whose invalid or refused input never consumes a key),
+            // if the local copy allows it.
+            if let Err(refusal) = self.allowed::<A>(attempt.tenant_id, command).await? {
+                return Ok(Outcome::Refused(refusal));
+            }
             let now = OffsetDateTime::now_utc();
             let lease = self.lease(now);
             if !effects::take_lease(&self.db, &Scope::of(attempt), lease, unix_ms(now)).await?
@@ -205,26 +237,27 @@ impl Remote {
                     retry_after: RETRY_AFTER,
                 });
             }
-            return self.work(Scope::of(attempt), lease, trigger).await;
+            return self.work::<A>(Scope::of(attempt), lease, trigger).await;
         }
-        self.settle_now(&Scope::of(attempt), attempt, trigger).await
+        self.settle_now::<A>(&Scope::of(attempt), attempt, trigger)
+            .await
     }
 
     /// Takes the effect's lease and settles it as far as it can be now; if
     /// another worker holds the lease, waits for it up to the wait bound.
-    async fn settle_now(
+    async fn settle_now<A: RemoteAction>(
         &self,
         scope: &Scope,
         attempt: &OperationRecord,
         trigger: Trigger,
-    ) -> Result<Outcome, KitchenError> {
+    ) -> Result<Outcome<A::Result>, KitchenError> {
         let deadline = Instant::now() + self.wait_bound;
         let mut pause = Duration::from_millis(10);
         loop {
             let now = OffsetDateTime::now_utc();
             let lease = self.lease(now);
             if effects::take_lease(&self.db, scope, lease, unix_ms(now)).await? {
-                return self.work(scope.clone(), lease, trigger).await;
+                return self.work::<A>(scope.clone(), lease, trigger).await;
             }
             // Settled meanwhile, or another worker holds the lease.
             let Some(row) = effects::find(&self.db, scope).await? else {

@@ -23,7 +23,7 @@ impl Remote {
         let now = OffsetDateTime::now_utc();
         let lease = self.lease(now);
         if effects::take_lease(&self.db, scope, lease, unix_ms(now)).await? {
-            let _ = self.work(scope.clone(), lease, Trigger::Status).await?;
+            let _ = self.work_on(scope.clone(), lease, Trigger::Status).await?;
         }
         Ok(())
     }
@@ -42,8 +42,8 @@ impl Remote {
             if !effects::take_lease(&self.db, &scope, lease, unix_ms(now)).await? {
                 continue;
             }
-            let outcome = self.work(scope.clone(), lease, trigger).await?;
-            tracing::info!(operation_key = %scope.key, outcome = outcome.name(), ?trigger, "reconciled an effect");
+            let outcome = self.work_on(scope.clone(), lease, trigger).await?;
+            tracing::info!(operation_key = %scope.key, action = scope.action.as_str(), outcome, ?trigger, "reconciled an effect");
             worked += 1;
         }
         Ok(worked)

@@ -1,52 +1,86 @@
 //! What the holder of an effect's lease does: dispatch, look up, settle.
 //! Every function here is called with the lease held and gives it back by
 //! settling (or, when it finds nothing to do, by releasing it).
+//!
+//! Written once for every action (`RemoteAction`): the reconciler, which
+//! knows an effect only by its scope, picks the action's type in
+//! [`Remote::work_on`].
 
 use time::OffsetDateTime;
 
 use super::{LEASE_MARGIN, Remote};
-use crate::actions::create_ticket::created;
+use crate::actions::add_comment::AddComment;
+use crate::actions::create_ticket::CreateTicket;
+use crate::actions::transition_ticket::TransitionTicket;
+use crate::actions::update_ticket::UpdateTicket;
+use crate::domain::action::Action;
 use crate::domain::effect::{AttemptKind, AttemptResult, ExternalRef, FinishedAttempt, Trigger};
-use crate::domain::history::HistoryEntry;
 use crate::domain::operation::{OperationRecord, OperationState, ResultSnapshot};
-use crate::domain::tenant::TokenId;
-use crate::domain::ticket::{NewTicket, Ticket, TicketDraft};
+use crate::domain::tenant::{Actor, TokenId};
+use crate::domain::ticket::truncate_to_micros;
 use crate::outcome::RETRY_AFTER;
 use crate::outcome::{NotCreatedReason, Outcome, Receipt};
-use crate::provider::{DispatchRequest, Dispatched, Lookup, ProviderTicket, unix_ms};
-use crate::store;
+use crate::provider::{
+    DispatchRequest, Dispatched, Lookup, ProviderReceipt, SearchRequest, unix_ms,
+};
 use crate::store::effects::{self, AttemptStart, Lease, NewAttempt, Scope, Settle};
 use crate::store::rows::EffectRow;
+use crate::store::{self, write};
+use crate::write::remote::RemoteAction;
+use crate::write::{WriteAction, WriteContext, WriteResult};
 use crate::{KitchenError, rfc3339};
 
-/// One effect, as a lease holder works on it.
-pub(crate) struct Job {
+/// One effect of action `A`, as a lease holder works on it.
+pub(crate) struct Job<A: WriteAction> {
     pub(crate) scope: Scope,
     pub(crate) lease: Lease,
-    pub(crate) command: NewTicket,
+    pub(crate) command: A::Command,
     pub(crate) external_ref: ExternalRef,
     pub(crate) trigger: Trigger,
-    /// The caller's API token, for the ticket's first history entry: known
-    /// to the request that wrote the record ahead, not stored, so a create
-    /// settled later by reconciliation records none.
+    /// The caller's API token, for the history entry of the local copy:
+    /// known to the request that wrote the record ahead, not stored, so an
+    /// effect settled later by reconciliation records none.
     pub(crate) actor_token: Option<TokenId>,
 }
 
-fn in_progress() -> Outcome {
+fn in_progress<T>() -> Outcome<T> {
     Outcome::InProgress {
         retry_after: RETRY_AFTER,
     }
 }
 
 impl Remote {
-    /// Under a fresh lease: reads the effect and settles it as far as can
-    /// be done now.
-    pub(super) async fn work(
+    /// Under a fresh lease: settles the effect of `scope`, whatever its
+    /// action, as far as can be done now, and names the outcome (for the
+    /// reconciler's log).
+    pub(super) async fn work_on(
         &self,
         scope: Scope,
         lease: Lease,
         trigger: Trigger,
-    ) -> Result<Outcome, KitchenError> {
+    ) -> Result<&'static str, KitchenError> {
+        Ok(match scope.action {
+            Action::CreateTicket => self.work::<CreateTicket>(scope, lease, trigger).await?.name(),
+            Action::UpdateTicket => self.work::<UpdateTicket>(scope, lease, trigger).await?.name(),
+            Action::TransitionTicket => {
+                self.work::<TransitionTicket>(scope, lease, trigger)
+                    .await?
+                    .name()
+            }
+            Action::AddComment => self.work::<AddComment>(scope, lease, trigger).await?.name(),
+        })
+    }
+}
+
+impl Remote {
+    /// Under a fresh lease: reads the effect and settles it as far as can
+    /// be done now.
+    pub(super) async fn work<A: RemoteAction>(
+        &self,
+        scope: Scope,
+        lease: Lease,
+        trigger: Trigger,
+    ) -> Result<Outcome<A::Result>, KitchenError> {
         let Some(row) = effects::find(&self.db, &scope).await? else {
             return Ok(in_progress());
         };
@@ -60,12 +94,12 @@ impl Remote {
             ..
         } = row;
         let record: OperationRecord = operation.try_into()?;
-        let command = stored_command(&record, request_snapshot.as_deref())?;
+        let command = stored_command::<A>(&record, request_snapshot.as_deref())?;
         let external_ref = external_ref.map_or_else(
             || ExternalRef::derive(record.tenant_id, record.action, &record.key),
             ExternalRef::from_stored,
         );
-        let job = Job {
+        let job = Job::<A> {
             scope,
             lease,
             command,
@@ -111,11 +145,11 @@ impl Remote {
     /// Sends the ticket to the provider and settles the effect by the
     /// answer. `number` is the dispatch attempt already started by the
     /// write-ahead record, if any.
-    pub(super) async fn dispatch(
+    pub(super) async fn dispatch<A: RemoteAction>(
         &self,
-        mut job: Job,
+        mut job: Job<A>,
         number: Option<i32>,
-    ) -> Result<Outcome, KitchenError> {
+    ) -> Result<Outcome<A::Result>, KitchenError> {
         let number = match number {
             Some(n) => n,
             None => match self.start_attempt(&mut job, AttemptKind::Dispatch).await? {
@@ -124,12 +158,10 @@ impl Remote {
                 AttemptStart::Exhausted(made) => return self.exhausted(&job, made).await,
             },
         };
+        let provider_ticket = self.provider_ticket::<A>(&job).await?;
         let request = DispatchRequest {
             external_ref: job.external_ref.as_str().into(),
-            project_id: job.command.project_id.as_str().into(),
-            title: job.command.title.as_str().into(),
-            description: job.command.description.as_ref().map(|d| d.as_str().into()),
-            priority: job.command.priority.as_str().into(),
+            write: A::provider_write(&job.command, provider_ticket.as_deref()),
         };
         let timeout = self.settings.call_timeout;
         let answer = tokio::time::timeout(timeout, self.provider.dispatch(&request))
@@ -152,22 +184,17 @@ impl Remote {
         );
         let now = OffsetDateTime::now_utc();
         match answer {
-            Dispatched::Created { ticket, replayed } => {
+            Dispatched::Done { receipt, replayed } => {
                 let result = if replayed {
                     AttemptResult::ReplayedByProvider
                 } else {
                     AttemptResult::Created
                 };
-                self.succeed(
-                    &job,
-                    ticket,
-                    FinishedAttempt::new(number, result, None),
-                    replayed,
-                )
-                .await
+                let finished = FinishedAttempt::new(number, result, None);
+                self.succeed(&job, &receipt, finished, &[], replayed).await
             }
             Dispatched::Rejected(why) => {
-                let detail = format!("The provider refused the ticket and made nothing: {why}");
+                let detail = format!("The provider refused the write and did nothing: {why}");
                 let reason = NotCreatedReason::Rejected(why.clone());
                 self.fail_before_effect(
                     &job,
@@ -193,8 +220,9 @@ impl Remote {
             }
             Dispatched::Ambiguous(why) => {
                 let detail = format!(
-                    "The provider's answer was lost ({why}): the ticket may or may not exist \
-                     there. The service is reconciling with the provider's records."
+                    "The provider's answer was lost ({why}): the {} may or may not exist \
+                     there. The service is reconciling with the provider's records.",
+                    A::KIND.as_str()
                 );
                 let next = self.next_check(now, number);
                 self.stay_unknown(
@@ -209,22 +237,24 @@ impl Remote {
     }
 
     /// Searches the provider for the effect's external reference.
-    async fn look_up(
+    async fn look_up<A: RemoteAction>(
         &self,
-        mut job: Job,
+        mut job: Job<A>,
         last_dispatched_at: OffsetDateTime,
-    ) -> Result<Outcome, KitchenError> {
+    ) -> Result<Outcome<A::Result>, KitchenError> {
         let number = match self.start_attempt(&mut job, AttemptKind::Lookup).await? {
             AttemptStart::Started(n) => n,
             AttemptStart::LeaseLost => return Ok(in_progress()),
             AttemptStart::Exhausted(made) => return self.exhausted(&job, made).await,
         };
+        let search = SearchRequest {
+            kind: A::KIND,
+            external_ref: job.external_ref.as_str().into(),
+            ticket: self.provider_ticket::<A>(&job).await?,
+        };
         let timeout = self.settings.call_timeout;
-        let answer = tokio::time::timeout(
-            timeout,
-            self.provider.find_by_reference(job.external_ref.as_str()),
-        )
-        .await
+        let answer = tokio::time::timeout(timeout, self.provider.find_by_reference(&search))
+            .await
         .unwrap_or_else(|_| Lookup::Failed(format!("no answer within {} ms", timeout.as_millis())));
         tracing::info!(
             operation_key = %job.scope.key,
@@ -235,20 +265,30 @@ impl Remote {
         );
         let now = OffsetDateTime::now_utc();
         match answer {
-            Lookup::Found(ticket) => {
-                let detail = format!("the provider has it as {}", ticket.id);
-                self.succeed(
-                    &job,
-                    ticket,
-                    FinishedAttempt::new(number, AttemptResult::Found, Some(&detail)),
-                    true,
-                )
-                .await
+            Lookup::Found {
+                receipt,
+                duplicates,
+            } => {
+                let mut detail = format!("the provider has it as {}", receipt.effect.id());
+                if !duplicates.is_empty() {
+                    detail = format!(
+                        "{detail}, and {} more {} with the same reference: {} (a duplicate at \
+                         the provider, for an operator to resolve)",
+                        duplicates.len(),
+                        A::KIND.as_str(),
+                        duplicates.join(", ")
+                    );
+                    warn_duplicated(&job, &receipt, &duplicates);
+                }
+                let finished = FinishedAttempt::new(number, AttemptResult::Found, Some(&detail));
+                self.succeed(&job, &receipt, finished, &duplicates, true)
+                    .await
             }
             Lookup::Failed(why) => {
                 let detail = format!(
-                    "The provider could not be searched ({why}); whether the ticket exists is \
-                     still unknown, and reconciliation will try again."
+                    "The provider could not be searched ({why}); whether the {} exists is \
+                     still unknown, and reconciliation will try again.",
+                    A::KIND.as_str()
                 );
                 let next = self.next_check(now, number);
                 self.stay_unknown(
@@ -266,8 +306,9 @@ impl Remote {
                 let provable_at = last_dispatched_at + self.settings.max_inflight;
                 if now < provable_at {
                     let detail = format!(
-                        "No such ticket at the provider yet, but the request sent at {} may \
+                        "No such {} at the provider yet, but the request sent at {} may \
                          still be processed until {}; reconciliation looks again then.",
+                        A::KIND.as_str(),
                         rfc3339(last_dispatched_at),
                         rfc3339(provable_at)
                     );
@@ -305,16 +346,17 @@ impl Remote {
     /// as `failed_before_effect`, so the caller learns that a retry of the
     /// write, with the same key, is what sends it; the reconciler leaves it
     /// to that retry.
-    async fn absent_for_a_reader(
+    async fn absent_for_a_reader<A: RemoteAction>(
         &self,
-        job: Job,
+        job: Job<A>,
         number: i32,
         last_dispatched_at: OffsetDateTime,
-    ) -> Result<Outcome, KitchenError> {
+    ) -> Result<Outcome<A::Result>, KitchenError> {
         let why = "not found: provably never made; a status read does not send it";
         let detail = format!(
-            "The provider has no such ticket, and the request sent at {} can no longer land \
+            "The provider has no such {}, and the request sent at {} can no longer land \
              there: nothing was made. Retry the write with the same key to send it.",
+            A::KIND.as_str(),
             rfc3339(last_dispatched_at)
         );
         let reason = NotCreatedReason::Unavailable(detail.clone());
@@ -329,9 +371,9 @@ impl Remote {
 
     /// Starts an attempt under a renewed lease, unless the lease was lost or
     /// the effect's attempts are exhausted.
-    async fn start_attempt(
+    async fn start_attempt<A: WriteAction>(
         &self,
-        job: &mut Job,
+        job: &mut Job<A>,
         kind: AttemptKind,
     ) -> Result<AttemptStart, KitchenError> {
         let now = OffsetDateTime::now_utc();
@@ -356,7 +398,11 @@ impl Remote {
     /// worker to find it so gives up on it (a dead worker's last call left
     /// it unsettled, or the cap was lowered since); every worker answers
     /// `unknown`, saying a human must look.
-    async fn exhausted(&self, job: &Job, made: i64) -> Result<Outcome, KitchenError> {
+    async fn exhausted<A: WriteAction>(
+        &self,
+        job: &Job<A>,
+        made: i64,
+    ) -> Result<Outcome<A::Result>, KitchenError> {
         let detail = gave_up_detail(made, &job.external_ref, None);
         if effects::give_up(&self.db, &job.scope, job.lease, &detail).await? {
             warn_gave_up(job, made);
@@ -367,42 +413,68 @@ impl Remote {
         })
     }
 
-    /// The effect happened: records it with the local copy of the ticket.
-    async fn succeed(
+    /// The effect happened: records it, with the local copy of what the
+    /// provider made, in one transaction. `duplicates` are the provider's
+    /// ids of other objects carrying the same reference, if a search found
+    /// any. A receipt the action cannot copy (another kind of object, a
+    /// change to another ticket) proves nothing: the effect stays unknown.
+    async fn succeed<A: RemoteAction>(
         &self,
-        job: &Job,
-        receipt: ProviderTicket,
+        job: &Job<A>,
+        receipt: &ProviderReceipt,
         attempt: FinishedAttempt<'_>,
+        duplicates: &[String],
         earlier: bool,
-    ) -> Result<Outcome, KitchenError> {
+    ) -> Result<Outcome<A::Result>, KitchenError> {
         let now = OffsetDateTime::now_utc();
-        let ticket = Ticket {
-            provider_ticket_id: Some(receipt.id),
-            ..job.command.clone().into_ticket(now)
+        let context = WriteContext {
+            actor: Actor {
+                tenant: job.scope.tenant,
+                token: job.actor_token,
+            },
+            action: A::ACTION,
+            key: job.scope.key.clone(),
+            now: truncate_to_micros(now),
         };
-        let snapshot = ResultSnapshot::of(&ticket)
-            .map_err(|e| KitchenError::CorruptRecord(format!("ticket snapshot: {e}")))?;
-        // The ticket's history starts with its creation, as with a local
-        // create: written with the local copy, in the settling transaction.
-        let entry = HistoryEntry {
-            id: uuid::Uuid::now_v7(),
-            ticket_id: ticket.id,
-            action: job.scope.action,
-            operation_key: job.scope.key.clone(),
-            actor_token_id: job.actor_token,
-            changes: created(&ticket),
-            version: ticket.version,
-            recorded_at: ticket.created_at,
+        let mut tx = write::begin(&self.db, self.wait_bound).await?;
+        let applied = match A::mirror(&job.command, &receipt.effect, &mut tx, &context).await? {
+            Ok(applied) => applied,
+            Err(why) => {
+                write::rollback(tx).await?;
+                let detail = format!(
+                    "The provider's answer could not be read as the {} this operation makes \
+                     ({why}); whether it was made is still unknown, and reconciliation will \
+                     look again.",
+                    A::KIND.as_str()
+                );
+                let number = attempt.number;
+                let next = self.next_check(now, number);
+                let unreadable = FinishedAttempt::new(number, AttemptResult::Ambiguous, Some(&why));
+                return self.stay_unknown(job, unreadable, &detail, next).await;
+            }
         };
-        let settle = Settle::Succeeded {
-            ticket: &ticket,
-            snapshot: snapshot.as_str(),
-            history: (&entry, store::history::changes_json(&entry)?),
-        };
-        let wait = self.wait_bound;
-        if !effects::settle(&self.db, wait, &job.scope, job.lease, attempt, settle, now).await? {
+        let snapshot = ResultSnapshot::of(&applied.result)
+            .map_err(|e| KitchenError::CorruptRecord(format!("result snapshot: {e}")))?;
+        let settled = effects::succeed(
+            &mut tx,
+            &job.scope,
+            job.lease,
+            attempt,
+            effects::Made {
+                ticket: applied.ticket,
+                resource: applied.result.resource_id(),
+                snapshot: snapshot.as_str(),
+                duplicates,
+            },
+            now,
+        )
+        .await?;
+        if !settled {
+            write::rollback(tx).await?;
+            tracing::warn!(operation_key = %job.scope.key, "lost the lease on an effect before settling it");
             return Ok(in_progress());
         }
+        write::commit(tx).await?;
         let Some(operation) =
             store::operations::find(&self.db, job.scope.tenant, job.scope.action, &job.scope.key)
                 .await?
@@ -410,7 +482,7 @@ impl Remote {
             return Ok(in_progress());
         };
         let receipt = Receipt {
-            result: ticket,
+            result: applied.result,
             snapshot,
             operation,
         };
@@ -421,13 +493,13 @@ impl Remote {
         })
     }
 
-    async fn fail_before_effect(
+    async fn fail_before_effect<A: WriteAction>(
         &self,
-        job: &Job,
+        job: &Job<A>,
         attempt: FinishedAttempt<'_>,
         detail: &str,
         reason: NotCreatedReason,
-    ) -> Result<Outcome, KitchenError> {
+    ) -> Result<Outcome<A::Result>, KitchenError> {
         let settle = Settle::FailedBeforeEffect { detail };
         self.settled_or_busy(job, attempt, settle).await?;
         Ok(Outcome::NotCreated {
@@ -440,13 +512,13 @@ impl Remote {
     /// `next_check_ms`, unless this was the effect's last allowed attempt,
     /// which gives up on it instead (once: only this attempt's lease holder
     /// settles it).
-    async fn stay_unknown(
+    async fn stay_unknown<A: WriteAction>(
         &self,
-        job: &Job,
+        job: &Job<A>,
         attempt: FinishedAttempt<'_>,
         detail: &str,
         next_check_ms: i64,
-    ) -> Result<Outcome, KitchenError> {
+    ) -> Result<Outcome<A::Result>, KitchenError> {
         let made = i64::from(attempt.number);
         let last = made >= i64::from(self.settings.max_attempts);
         let gave_up = last.then(|| gave_up_detail(made, &job.external_ref, attempt.detail));
@@ -465,9 +537,9 @@ impl Remote {
 
     /// Settles under the lease; `false` (and a warning) when the lease was
     /// lost and nothing was written.
-    async fn settled_or_busy(
+    async fn settled_or_busy<A: WriteAction>(
         &self,
-        job: &Job,
+        job: &Job<A>,
         attempt: FinishedAttempt<'_>,
         settle: Settle<'_>,
     ) -> Result<bool, KitchenError> {
@@ -502,6 +574,26 @@ impl Remote {
         })
     }
 
+    /// The provider's id of the ticket the job's write acts on; `None` for
+    /// a create. The write was allowed only for a ticket that has one, and
+    /// a ticket's provider id never changes, so a missing one is corruption.
+    async fn provider_ticket<A: RemoteAction>(
+        &self,
+        job: &Job<A>,
+    ) -> Result<Option<String>, KitchenError> {
+        let Some(ticket_id) = A::target(&job.command) else {
+            return Ok(None);
+        };
+        let ticket = store::tickets::find(&self.db, job.scope.tenant, ticket_id).await?;
+        match ticket.and_then(|t| t.provider_ticket_id) {
+            Some(id) => Ok(Some(id)),
+            None => Err(KitchenError::CorruptRecord(format!(
+                "operation {} acts on ticket {ticket_id}, which has no copy at the provider",
+                job.scope.key
+            ))),
+        }
+    }
+
     async fn reference(&self, scope: &Scope) -> Result<crate::OperationRef, KitchenError> {
         store::operations::find(&self.db, scope.tenant, scope.action, &scope.key)
             .await?
@@ -518,7 +610,7 @@ fn gave_up_detail(attempts: i64, external_ref: &ExternalRef, last: Option<&str>)
         .map(|why| format!(" (last answer: {why})"))
         .unwrap_or_default();
     format!(
-        "Reconciliation gave up after {attempts} attempts{last}: whether the ticket exists at \
+        "Reconciliation gave up after {attempts} attempts{last}: whether the effect exists at \
          the provider is still unknown, and the service will not call the provider for this \
          operation again. An operator must check the provider for external reference \
          {external_ref} and resolve it; until then a retry answers the same."
@@ -526,7 +618,7 @@ fn gave_up_detail(attempts: i64, external_ref: &ExternalRef, last: Option<&str>)
 }
 
 /// The one log line per effect given up on: it needs a human.
-fn warn_gave_up(job: &Job, attempts: i64) {
+fn warn_gave_up<A: WriteAction>(job: &Job<A>, attempts: i64) {
     tracing::warn!(
         tenant = %job.scope.tenant,
         action = job.scope.action.as_str(),
@@ -538,18 +630,31 @@ fn warn_gave_up(job: &Job, attempts: i64) {
     );
 }
 
+/// Logged once per search that finds an effect more than once at the
+/// provider: it needs a human (the status resource and the
+/// `tickets_provider_duplicates` gauge say so too).
+fn warn_duplicated<A: WriteAction>(job: &Job<A>, receipt: &ProviderReceipt, duplicates: &[String]) {
+    tracing::warn!(
+        tenant = %job.scope.tenant,
+        action = job.scope.action.as_str(),
+        operation_key = %job.scope.key,
+        external_ref = %job.external_ref,
+        original = receipt.effect.id(),
+        duplicates = %duplicates.join(", "),
+        "the provider holds this effect more than once: an operator must resolve the copies"
+    );
+}
+
 /// The request stored with the write-ahead record, validated again.
-fn stored_command(
+fn stored_command<A: WriteAction>(
     record: &OperationRecord,
     snapshot: Option<&str>,
-) -> Result<NewTicket, KitchenError> {
+) -> Result<A::Command, KitchenError> {
     let corrupt = |why: String| {
         KitchenError::CorruptRecord(format!("stored request of operation {}: {why}", record.key))
     };
-    let draft: TicketDraft =
+    let request: A::Request =
         serde_json::from_str(snapshot.ok_or_else(|| corrupt("missing".into()))?)
             .map_err(|e| corrupt(e.to_string()))?;
-    draft
-        .validate()
-        .map_err(|v| corrupt(format!("{} invalid fields", v.len())))
+    A::validate(&request).map_err(|v| corrupt(format!("{} invalid fields", v.len())))
 }

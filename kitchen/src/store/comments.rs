@@ -11,14 +11,15 @@ use super::rows::CommentRow;
 use super::write::{WriteTx, on_tx};
 use super::{Db, on_db};
 
-const INSERT_COMMENT: &str = "INSERT INTO ticket_comments (id, tenant_id, ticket_id, body, created_at) \
-     VALUES ($1, $2, $3, $4, $5)";
+const INSERT_COMMENT: &str = "INSERT INTO ticket_comments \
+     (id, tenant_id, ticket_id, body, created_at, provider_comment_id) \
+     VALUES ($1, $2, $3, $4, $5, $6)";
 
-const SELECT_COMMENT: &str = "SELECT id, ticket_id, body, created_at FROM ticket_comments \
+const SELECT_COMMENT: &str = "SELECT id, ticket_id, body, created_at, provider_comment_id FROM ticket_comments \
      WHERE tenant_id = $1 AND ticket_id = $2 AND id = $3";
 
 /// Oldest first; the cursor is the last id of the previous page.
-const LIST_COMMENTS: &str = "SELECT id, ticket_id, body, created_at FROM ticket_comments \
+const LIST_COMMENTS: &str = "SELECT id, ticket_id, body, created_at, provider_comment_id FROM ticket_comments \
      WHERE tenant_id = $1 AND ticket_id = $2 AND ($3 IS NULL OR id > $3) ORDER BY id LIMIT $4";
 
 /// Inserts `comment`, in the write's transaction.
@@ -33,6 +34,7 @@ pub(crate) async fn insert(
         .bind(comment.ticket_id.as_uuid())
         .bind(comment.body.as_str())
         .bind(comment.created_at)
+        .bind(comment.provider_comment_id.as_deref())
         .execute(conn)
         .await
         .map(drop)?);

@@ -24,13 +24,13 @@ use uuid::Uuid;
 use crate::KitchenError;
 use crate::domain::action::Action;
 use crate::domain::effect::{AttemptKind, EffectAttempt, ExternalRef, FinishedAttempt, Trigger};
-use crate::domain::history::HistoryEntry;
 use crate::domain::operation::{OperationKey, OperationRecord};
 use crate::domain::tenant::TenantId;
-use crate::domain::ticket::Ticket;
+use crate::domain::ticket::TicketId;
 
 use super::operations::CLAIM;
 use super::rows::{AttemptRow, EffectRow, effect_columns, operation_columns};
+use super::write::{WriteTx, on_tx};
 use super::{Db, WriteTransaction, is_lock_timeout, on_db};
 
 /// (tenant, action, key): the primary key of an operation.
@@ -101,16 +101,9 @@ pub(crate) enum WriteAheadClaim {
     Busy,
 }
 
-/// How an attempt's answer moves the effect.
+/// How an attempt's answer moves an effect that did not happen (see
+/// [`succeed`] for one that did).
 pub(crate) enum Settle<'a> {
-    /// The ticket exists at the provider: keep its local copy and the
-    /// snapshot every replay returns.
-    Succeeded {
-        ticket: &'a Ticket,
-        snapshot: &'a str,
-        /// The ticket's first history entry, and its changes as stored.
-        history: (&'a HistoryEntry, String),
-    },
     /// The provider provably made nothing.
     FailedBeforeEffect { detail: &'a str },
     /// Not known; the reconciler looks again at `next_check_ms`, or never
@@ -162,6 +155,11 @@ const GIVE_UP: &str = "UPDATE operations SET state = 'unknown', state_detail = $
 const COUNT_UNRESOLVED: &str = "SELECT COUNT(*) FROM operations \
      WHERE state IN ('in_progress', 'unknown') AND state = 'unknown' AND next_check_ms IS NULL";
 
+/// Effects a search found more than once at the provider. Rare by design,
+/// so a scan of the column is cheap next to an index kept for it.
+const COUNT_DUPLICATED: &str =
+    "SELECT COUNT(*) FROM operations WHERE provider_duplicates IS NOT NULL";
+
 const TAKE_LEASE: &str = "UPDATE operations SET lease_owner = $4, lease_until_ms = $5 \
      WHERE tenant_id = $1 AND action = $2 AND operation_key = $3 \
      AND state <> 'succeeded' AND (lease_until_ms IS NULL OR lease_until_ms < $6)";
@@ -181,9 +179,11 @@ const REPLACE_REQUEST: &str = "UPDATE operations SET fingerprint_version = $5, f
      WHERE tenant_id = $1 AND action = $2 AND operation_key = $3 AND lease_owner = $4 \
      AND state = 'failed_before_effect'";
 
+/// Copies seen at the provider are kept once seen ($8 NULL keeps them).
 const SETTLE_SUCCEEDED: &str = "UPDATE operations SET state = 'succeeded', ticket_id = $5, \
-     resource_id = $5, result_snapshot = $6, state_detail = NULL, lease_owner = NULL, lease_until_ms = NULL, \
-     next_check_ms = NULL \
+     resource_id = $6, result_snapshot = $7, \
+     provider_duplicates = COALESCE($8, provider_duplicates), state_detail = NULL, \
+     lease_owner = NULL, lease_until_ms = NULL, next_check_ms = NULL \
      WHERE tenant_id = $1 AND action = $2 AND operation_key = $3 AND lease_owner = $4";
 
 const SETTLE_UNSETTLED: &str = "UPDATE operations SET state = $5, state_detail = $6, \
@@ -420,11 +420,71 @@ pub(crate) async fn unresolved(db: &Db) -> Result<u64, KitchenError> {
     Ok(u64::try_from(count).unwrap_or(0))
 }
 
-/// Under the lease, records an attempt's answer and what it means for the
-/// effect, in one transaction, and gives the lease back. For a success the
-/// local copy of the ticket is inserted in the same transaction, so the
-/// record never says `succeeded` without its ticket. `false`: the lease was
-/// lost and nothing was written.
+/// How many effects a search found more than once at the provider (among
+/// the records still kept). Each needs an operator.
+pub(crate) async fn duplicated(db: &Db) -> Result<u64, KitchenError> {
+    let count = on_db!(db, pool => sqlx::query_scalar::<_, i64>(COUNT_DUPLICATED)
+        .fetch_one(pool)
+        .await?);
+    Ok(u64::try_from(count).unwrap_or(0))
+}
+
+/// What a succeeded effect made, as its record keeps it.
+pub(crate) struct Made<'a> {
+    /// The local ticket it made or acted on.
+    pub(crate) ticket: TicketId,
+    /// The resource it made or acted on (the ticket, or the comment).
+    pub(crate) resource: Uuid,
+    /// The frozen answer every replay returns.
+    pub(crate) snapshot: &'a str,
+    /// The provider's ids of copies besides the original, if a search found
+    /// any.
+    pub(crate) duplicates: &'a [String],
+}
+
+/// Under the lease, in the caller's transaction (which has just written
+/// the local copy of what the provider made): records the attempt's answer
+/// and moves the effect to `succeeded` with its frozen answer, giving the
+/// lease back. The record thus never says `succeeded` without its local
+/// copy. `false`: the lease was lost; the caller rolls back.
+pub(crate) async fn succeed(
+    tx: &mut WriteTx,
+    scope: &Scope,
+    lease: Lease,
+    attempt: FinishedAttempt<'_>,
+    made: Made<'_>,
+    now: OffsetDateTime,
+) -> Result<bool, KitchenError> {
+    let FinishedAttempt {
+        number,
+        result,
+        detail,
+    } = attempt;
+    let duplicates = (!made.duplicates.is_empty()).then(|| made.duplicates.join(","));
+    let moved = on_tx!(tx, conn => {
+        bind_scope!(sqlx::query(FINISH_ATTEMPT), scope)
+            .bind(number)
+            .bind(now)
+            .bind(result.as_str())
+            .bind(detail)
+            .execute(&mut *conn)
+            .await?;
+        bind_scope!(sqlx::query(SETTLE_SUCCEEDED), scope)
+            .bind(lease.owner)
+            .bind(made.ticket.as_uuid())
+            .bind(made.resource)
+            .bind(made.snapshot)
+            .bind(duplicates.as_deref())
+            .execute(&mut *conn)
+            .await?
+            .rows_affected()
+    });
+    Ok(moved == 1)
+}
+
+/// Under the lease, records an attempt's answer and what it means for an
+/// effect that did not happen (yet), in one transaction, and gives the
+/// lease back. `false`: the lease was lost and nothing was written.
 pub(crate) async fn settle(
     db: &Db,
     wait: Duration,
@@ -450,30 +510,6 @@ pub(crate) async fn settle(
             .execute(&mut *tx)
             .await?;
         let moved = match &settle {
-            Settle::Succeeded { ticket, snapshot, history } => {
-                super::tickets::bind_insert_ticket!(
-                    sqlx::query(super::tickets::INSERT_TICKET),
-                    scope.tenant,
-                    ticket
-                )
-                .execute(&mut *tx)
-                .await?;
-                let (entry, changes) = history;
-                super::history::bind_history!(
-                    sqlx::query(super::history::INSERT_HISTORY),
-                    scope.tenant,
-                    entry,
-                    changes.as_str()
-                )
-                .execute(&mut *tx)
-                .await?;
-                bind_scope!(sqlx::query(SETTLE_SUCCEEDED), scope)
-                    .bind(lease.owner)
-                    .bind(ticket.id.as_uuid())
-                    .bind(*snapshot)
-                    .execute(&mut *tx)
-                    .await?
-            }
             Settle::FailedBeforeEffect { detail } => {
                 bind_scope!(sqlx::query(SETTLE_UNSETTLED), scope)
                     .bind(lease.owner)

@@ -88,13 +88,16 @@ pub(crate) struct EffectRow {
     pub(crate) first_dispatched_at: Option<OffsetDateTime>,
     pub(crate) last_dispatched_at: Option<OffsetDateTime>,
     pub(crate) state_detail: Option<String>,
+    /// The provider's ids of copies of the effect besides the original,
+    /// comma-separated; `None` when the provider holds it once.
+    pub(crate) provider_duplicates: Option<String>,
 }
 
 /// The effect columns [`EffectRow`] reads besides the operation's.
 macro_rules! effect_columns {
     () => {
         "request_snapshot, external_ref, key_trusted_until, first_dispatched_at, \
-         last_dispatched_at, state_detail"
+         last_dispatched_at, state_detail, provider_duplicates"
     };
 }
 pub(crate) use effect_columns;
@@ -209,6 +212,7 @@ pub(crate) struct CommentRow {
     ticket_id: Uuid,
     body: String,
     created_at: OffsetDateTime,
+    provider_comment_id: Option<String>,
 }
 
 impl From<CommentRow> for Comment {
@@ -218,6 +222,7 @@ impl From<CommentRow> for Comment {
             ticket_id: TicketId::from_uuid(row.ticket_id),
             body: CommentBody::from_stored(row.body),
             created_at: row.created_at,
+            provider_comment_id: row.provider_comment_id,
         }
     }
 }

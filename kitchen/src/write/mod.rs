@@ -12,10 +12,13 @@
 //! # Layout
 //! - this file: the trait and what an action is handed;
 //! - `engine.rs`: the path every write takes;
+//! - `remote.rs`: what the remote backend needs to know of an action besides
+//!   (`RemoteAction`);
 //! - `replay_cache.rs`: finished answers in memory, so a retry within the
 //!   replay window skips the database.
 
 pub(crate) mod engine;
+pub(crate) mod remote;
 pub(crate) mod replay_cache;
 
 use std::future::Future;
@@ -46,8 +49,10 @@ pub(crate) trait WriteAction: Send + Sync + 'static {
     /// The stable name: part of the key's scope, stored on every record.
     const ACTION: Action;
 
-    /// The request as a door hands it over, before validation.
-    type Request;
+    /// The request as a door hands it over, before validation. Its JSON is
+    /// how the remote backend stores it with the write-ahead record, to
+    /// validate and send it again after a crash.
+    type Request: Serialize + DeserializeOwned + Send + Sync;
     /// The validated, normalized command.
     /// `Clone` because on SQLite it is handed to the group writer's task.
     type Command: Clone + Send + Sync + 'static;

@@ -7,7 +7,7 @@ use std::time::Duration;
 use kitchen::fake_provider::FakeProvider;
 use kitchen::testing::{TestDatabase, tenant_with_token};
 use kitchen::{
-    Action, KitchenConfig, OperationKey, OperationState, Outcome, Refusal, RemoteSettings,
+    Action, KitchenConfig, OperationKey, OperationState, Outcome, RemoteSettings,
     ResultSnapshot, TicketBackend, TicketId,
 };
 
@@ -211,7 +211,7 @@ async fn a_refused_attempt_leaves_no_status(db: TestDatabase) {
     assert_eq!(Some(again.snapshot), after[0].snapshot);
 }
 
-async fn the_remote_backend_refuses_the_new_actions_and_keeps_the_keys(db: TestDatabase) {
+async fn one_key_names_one_effect_per_action_at_the_provider(db: TestDatabase) {
     let provider = FakeProvider::ignoring_keys();
     let kitchen = db
         .kitchen_with(KitchenConfig {
@@ -236,59 +236,44 @@ async fn the_remote_backend_refuses_the_new_actions_and_keeps_the_keys(db: TestD
             .expect("create"),
     )
     .result;
+    // Every action reaches the provider under its own reference: one key,
+    // four effects, each made once.
     let key = fresh_key();
-    let not_here = |action| Refusal::NotOnThisBackend { action };
     assert_eq!(
-        refused(
+        created(
             kitchen
                 .update_ticket(tenant.id, &key, &update(ticket.id, r#"{"title": "A"}"#))
                 .await
                 .expect("update")
-        ),
-        not_here(Action::UpdateTicket)
+        )
+        .result
+        .version
+        .get(),
+        2
     );
-    assert_eq!(
-        refused(
-            kitchen
-                .transition_ticket(tenant.id, &key, ticket.id, &move_to("in_progress"))
-                .await
-                .expect("move")
-        ),
-        not_here(Action::TransitionTicket)
+    created(
+        kitchen
+            .transition_ticket(tenant.id, &key, ticket.id, &move_to("in_progress"))
+            .await
+            .expect("move"),
     );
-    assert_eq!(
-        refused(
-            kitchen
-                .add_comment(tenant.id, &key, ticket.id, &say("Hello"))
-                .await
-                .expect("comment")
-        ),
-        not_here(Action::AddComment)
+    created(
+        kitchen
+            .add_comment(tenant.id, &key, ticket.id, &say("Hello"))
+            .await
+            .expect("comment"),
     );
-    for action in [
-        Action::UpdateTicket,
-        Action::TransitionTicket,
-        Action::AddComment,
-    ] {
-        assert_eq!(
-            kitchen
-                .operation(tenant.id, action, &key)
-                .await
-                .expect("lookup"),
-            None,
-            "{action}"
-        );
+    for action in Action::ALL {
+        let reference = kitchen::ExternalRef::derive(tenant.id, action, &key);
+        let made = if action == Action::CreateTicket { 0 } else { 1 };
+        assert_eq!(provider.count(reference.as_str()), made, "{action}");
     }
-    assert_eq!(
-        kitchen.ticket(tenant.id, ticket.id).await.expect("read"),
-        Some(ticket)
-    );
-    assert_eq!(provider.total(), 1, "only the create reached the provider");
+    assert_eq!(provider.total(), 4, "one ticket, two changes, one comment");
 }
 
 kitchen::on_both_databases!(
     one_key_names_one_operation_per_action,
     operation_status_answers_for_every_action,
     a_refused_attempt_leaves_no_status,
-    the_remote_backend_refuses_the_new_actions_and_keeps_the_keys,
+    one_key_names_one_effect_per_action_at_the_provider,
 );

@@ -15,6 +15,7 @@ mod reads;
 mod remote;
 mod remote_cap;
 mod remote_model;
+mod remote_writes;
 mod replay_cache;
 mod support;
 mod tenants;

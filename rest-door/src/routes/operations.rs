@@ -70,10 +70,11 @@ pub(crate) struct OperationStatus {
     effect: Option<EffectBody>,
 }
 
-/// A ticket made in a provider: its name there and every call made for it.
+/// A write done in a provider: its name there and every call made for it.
 #[derive(Debug, Serialize, ToSchema)]
 pub(crate) struct EffectBody {
-    /// Sent as the provider's idempotency key and stored on its ticket.
+    /// Sent as the provider's idempotency key and stored on what the write
+    /// made there (the ticket, the changelog entry or the comment).
     external_reference: String,
     /// Until when the provider itself deduplicates a re-send with that key;
     /// `null` when it does not (then only a search decides).
@@ -86,10 +87,16 @@ pub(crate) struct EffectBody {
     #[schema(format = DateTime)]
     last_dispatched_at: Option<String>,
     /// Every dispatch and lookup, oldest first. A retry adds attempts,
-    /// never a second ticket.
+    /// never a second effect.
     attempts: Vec<AttemptBody>,
     /// The latest lookup by external reference, if any.
     last_reconciliation: Option<AttemptBody>,
+    /// The provider's ids of the copies a search found besides the
+    /// original: the provider holds this effect more than once (something
+    /// there, or before it, made it twice), for an operator to resolve.
+    /// Absent when it holds it once.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    duplicates_at_provider: Vec<String>,
 }
 
 /// One call to the provider.
@@ -214,6 +221,7 @@ impl From<kitchen::OperationStatus> for OperationStatus {
             last_dispatched_at: e.last_dispatched_at.map(links::rfc3339),
             last_reconciliation: e.last_reconciliation().map(AttemptBody::from),
             attempts: e.attempts.iter().map(AttemptBody::from).collect(),
+            duplicates_at_provider: e.duplicates_at_provider,
         });
         // A comment's address: its ticket and the resource the record
         // keeps (a tombstone too), else the frozen result; an unreadable

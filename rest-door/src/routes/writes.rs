@@ -169,10 +169,12 @@ fn answer<T: Current>(
         ),
         Outcome::NotCreated { operation, reason } => (
             Err(match reason {
-                NotCreatedReason::Rejected(why) => RestError::ProviderRejected(why),
-                NotCreatedReason::Unavailable(why) => {
-                    RestError::ProviderUnavailable { why, retry_after }
-                }
+                NotCreatedReason::Rejected(why) => RestError::ProviderRejected { action, why },
+                NotCreatedReason::Unavailable(why) => RestError::ProviderUnavailable {
+                    action,
+                    why,
+                    retry_after,
+                },
             }),
             Some(operation.replayable_until),
         ),
@@ -486,12 +488,39 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_write_this_backend_cannot_do_is_501() {
-        let (status, _, problem) = refusal(Outcome::Refused(Refusal::NotOnThisBackend {
-            action: Action::UpdateTicket,
-        }))
+    async fn a_ticket_only_kept_here_is_409_on_the_remote_backend() {
+        let ticket: kitchen::TicketId = "01a22a26-e9e7-75b6-8d7f-025b02dea37c"
+            .parse()
+            .expect("a ticket id");
+        let (status, _, problem) =
+            refusal(Outcome::Refused(Refusal::NotAtProvider { ticket_id: ticket })).await;
+        assert_eq!(status, StatusCode::CONFLICT);
+        assert_eq!(problem["type"], "/problems/ticket-not-at-provider");
+        let detail = problem["detail"].as_str().expect("a detail");
+        assert!(detail.contains("01a22a26-e9e7-75b6-8d7f-025b02dea37c"), "{detail}");
+        assert!(detail.contains("not used up"), "{detail}");
+    }
+
+    #[tokio::test]
+    async fn a_refused_or_unsent_change_says_nothing_was_changed() {
+        let operation = operation(Action::UpdateTicket);
+        let (status, _, problem) = refusal(Outcome::NotCreated {
+            operation: operation.clone(),
+            reason: kitchen::NotCreatedReason::Rejected("412: at version 4, not 3".into()),
+        })
         .await;
-        assert_eq!(status, StatusCode::NOT_IMPLEMENTED);
-        assert_eq!(problem["type"], "/problems/not-on-this-backend");
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+        let detail = problem["detail"].as_str().expect("a detail");
+        assert!(detail.contains("refused the update: 412"), "{detail}");
+        assert!(detail.contains("Nothing was changed"), "{detail}");
+        let (status, headers, problem) = refusal(Outcome::NotCreated {
+            operation,
+            reason: kitchen::NotCreatedReason::Unavailable("Connection refused.".into()),
+        })
+        .await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+        assert!(headers.get(header::RETRY_AFTER).is_some());
+        let detail = problem["detail"].as_str().expect("a detail");
+        assert!(detail.contains("Nothing was changed"), "{detail}");
     }
 }

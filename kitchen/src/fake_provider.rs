@@ -395,11 +395,7 @@ fn apply(
                 changes.note("priority", current.priority, after.priority);
             }
             if let Setting::Set(a) = assignee {
-                after.assignee = a
-                    .as_deref()
-                    .map(Assignee::parse)
-                    .transpose()
-                    .map_err(bad)?;
+                after.assignee = a.as_deref().map(Assignee::parse).transpose().map_err(bad)?;
                 changes.note("assignee", &current.assignee, &after.assignee);
             }
             if !changes.is_empty() {

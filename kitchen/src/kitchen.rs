@@ -28,8 +28,8 @@ use crate::outcome::Outcome;
 use crate::store::group_commit::GroupWriter;
 use crate::store::{self, Db, effects::Scope};
 use crate::sweep::Sweeper;
-use crate::write::remote::RemoteAction;
 use crate::write::engine::Engine;
+use crate::write::remote::RemoteAction;
 use crate::write::replay_cache::ReplayCache;
 use crate::{KitchenConfig, KitchenError};
 
@@ -276,6 +276,7 @@ impl Kitchen {
         let Some(row) = store::effects::find(&self.db, &scope).await? else {
             return Ok(None);
         };
+        let record: OperationRecord = row.operation.try_into()?;
         let effect = match row.external_ref.clone() {
             None => None,
             Some(external_ref) => Some(EffectLedger {
@@ -290,10 +291,13 @@ impl Kitchen {
                     .map(|ids| ids.split(',').map(str::to_owned).collect())
                     .unwrap_or_default(),
                 attempts: store::effects::attempts(&self.db, &scope).await?,
+                // The ledger's one mark of an effect given up on (see
+                // `store::effects`): unknown, and out of the queue.
+                given_up: record.state == OperationState::Unknown && row.next_check_ms.is_none(),
             }),
         };
         Ok(Some(OperationStatus {
-            record: row.operation.try_into()?,
+            record,
             phase,
             effect,
         }))

@@ -7,6 +7,7 @@
 
 use std::time::Duration;
 
+use crate::domain::effect::{AttemptKind, AttemptResult, EffectAttempt};
 use crate::domain::operation::{OperationRecord, OperationRef, ResultSnapshot};
 use crate::domain::status::TicketStatus;
 use crate::domain::ticket::{Ticket, TicketId, Version};
@@ -79,6 +80,10 @@ pub enum Outcome<T = Ticket> {
         operation: OperationRef,
         /// What is known, in words for the caller.
         reason: String,
+        /// Reconciliation gave up on it (its calls to the provider reached
+        /// the cap): no worker calls the provider for it again until an
+        /// operator resolves it, so waiting or retrying answers the same.
+        gave_up: bool,
     },
 }
 
@@ -128,6 +133,23 @@ pub enum NotCreatedReason {
 }
 
 impl NotCreatedReason {
+    /// Why a `failed_before_effect` made nothing, as its ledger recorded
+    /// it: the provider's refusal (its words, from the last dispatch), or a
+    /// provider that could not be reached or a search that proved nothing
+    /// arrived (`detail`, the record's own words).
+    pub fn from_ledger(attempts: &[EffectAttempt], detail: String) -> Self {
+        let last_dispatch = attempts
+            .iter()
+            .rev()
+            .find(|a| a.kind == AttemptKind::Dispatch);
+        match last_dispatch {
+            Some(a) if a.result == Some(AttemptResult::Rejected) => {
+                Self::Rejected(a.detail.clone().unwrap_or(detail))
+            }
+            _ => Self::Unavailable(detail),
+        }
+    }
+
     /// The words for the caller.
     pub fn detail(&self) -> &str {
         match self {
@@ -182,7 +204,10 @@ impl<T> Outcome<T> {
                 NotCreatedReason::Unavailable(_) => Some(PROVIDER_UNAVAILABLE_RETRY_AFTER),
                 NotCreatedReason::Rejected(_) => None,
             },
-            Self::Unknown { .. } => Some(UNKNOWN_RETRY_AFTER),
+            // Waiting settles an unknown effect, unless reconciliation gave
+            // up on it: then only an operator does.
+            Self::Unknown { gave_up: false, .. } => Some(UNKNOWN_RETRY_AFTER),
+            Self::Unknown { gave_up: true, .. } => None,
             Self::Created(_)
             | Self::Replayed(_)
             | Self::Expired(_)

@@ -377,14 +377,35 @@ pub(crate) fn unknown(action: Action) -> String {
         "Whether the {thing} was {made} is not known yet; it is being reconciled with the ticket \
          provider. After retry_after_seconds, call {action} again with the same operation_id and \
          arguments, or call {lookup} with it; do not invent a new operation_id for this {thing} \
-         (it could {dup})."
-        ,
+         (it could {dup}).",
         dup = match action {
             Action::CreateTicket => "create a duplicate",
             Action::UpdateTicket | Action::TransitionTicket => "make the change twice",
             Action::AddComment => "add it twice",
         }
     )
+}
+
+/// A write answered `unknown` that reconciliation gave up on: only an
+/// operator settles it now.
+pub(crate) fn gave_up(action: Action) -> String {
+    let Effect { thing, made, .. } = effect(action);
+    format!(
+        "Whether the {thing} was {made} is still unknown, and the service has stopped asking the \
+         ticket provider (see reason): a person must check the provider. Calling {action} again \
+         with this operation_id answers the same; do not invent a new operation_id for this \
+         {thing} (it could {dup}).",
+        dup = duplicate(action)
+    )
+}
+
+/// What a second try under a new operation_id could do.
+fn duplicate(action: Action) -> &'static str {
+    match action {
+        Action::CreateTicket => "create a duplicate",
+        Action::UpdateTicket | Action::TransitionTicket => "make the change twice",
+        Action::AddComment => "add it twice",
+    }
 }
 
 /// The field error of a write without an operation_id.
@@ -547,3 +568,63 @@ pub(crate) fn unknown_argument(argument: &str, known: &[&str]) -> String {
         known.join(", ")
     )
 }
+
+// What tasks say (the tasks extension: `statusMessage` and the errors of
+// `tasks/*`). A `statusMessage` may be shown to the model, so it names the
+// safe move too.
+
+/// A task's `statusMessage` while its write runs (or another call with its
+/// operation_id does) and nothing more is known.
+pub(crate) fn task_working(action: Action) -> String {
+    let Effect { thing, .. } = effect(action);
+    format!(
+        "The {thing} is being sent to the ticket provider: poll tasks/get with this taskId for \
+         the result; do not call {action} again with a new operation_id (it could {twice}).",
+        twice = twice(action)
+    )
+}
+
+/// What a second effect would be.
+fn twice(action: Action) -> &'static str {
+    match action {
+        Action::CreateTicket => "create a duplicate",
+        Action::UpdateTicket | Action::TransitionTicket => "make the change twice",
+        Action::AddComment => "add it twice",
+    }
+}
+
+/// `tasks/get`, `tasks/cancel` or `tasks/update` (`verb`: retrieve, cancel,
+/// update) for an id that names nothing the caller's tenant recorded. The
+/// start is the wording of the spec (and of rmcp's own task store).
+pub(crate) fn task_not_found(verb: &str) -> String {
+    format!(
+        "Failed to {verb} task: Task not found. A taskId is the action and the operation_id of a \
+         write, as its tools/call answered it ({{action}}/{{operation_id}}), and only the tenant \
+         that made the write can use it. To find out what a write did, call get_operation_status \
+         with its operation_id and action."
+    )
+}
+
+/// `tasks/*` for a write whose answer is past its replay window (the
+/// task's ttlMs): what it did is still known, through the status tool.
+pub(crate) fn task_expired(
+    verb: &str,
+    action: Action,
+    key: &str,
+    replayable_until: &str,
+) -> String {
+    format!(
+        "Failed to {verb} task: the answer of this write is no longer kept (its replay window \
+         ended at {replayable_until}). Call get_operation_status with operation_id {key} and \
+         action {action}: it tells what the write did."
+    )
+}
+
+/// `tasks/cancel` for a write still running or being reconciled.
+pub(crate) const TASK_NOT_CANCELLABLE: &str = "Failed to cancel task: this write was already \
+recorded (and sent to the ticket provider): cancelling cannot undo it; it will finish; poll \
+tasks/get for its result.";
+
+/// `tasks/cancel` for a write that has ended.
+pub(crate) const TASK_FINISHED: &str = "Failed to cancel task: this write has already finished, \
+so there is nothing to cancel; tasks/get returns its result.";

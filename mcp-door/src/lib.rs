@@ -21,8 +21,13 @@
 //!   call), for mounting at `/mcp` behind the bearer-token middleware; its
 //!   edge ([`http_edge`]) answers every malformed message, refusal and
 //!   timeout in JSON-RPC before or instead of a tool.
+//! - `tasks` ([`TaskSettings`]): MCP tasks over HTTP. A client that declares
+//!   the tasks extension (2026-07-28) gets a task for a write whose outcome
+//!   is not final within a short bound; its id names the operation record,
+//!   so `tasks/get` answers on any instance, after a restart too.
 //! - [`serve_stdio`] (and [`serve_stream`]): stdio, for desktop agents; the
-//!   tenant is fixed at start, from the token given in the environment.
+//!   tenant is fixed at start, from the token given in the environment. No
+//!   tasks: a write's answer is waited for.
 //! - [`contract`]: every description the model reads, and the contract
 //!   hash each tool publishes in `_meta` and stamps on its calls' telemetry.
 //! - [`OpenWorld`] (`open_world`): which tools reach a provider on this
@@ -44,10 +49,12 @@ pub mod http_edge;
 mod open_world;
 mod outcomes;
 mod results;
+mod tasks;
 mod tools;
 
 pub use http_edge::{McpEndpoint, McpLimits};
 pub use open_world::OpenWorld;
+pub use tasks::TaskSettings;
 pub use tools::{TenantSource, TicketTools};
 
 /// Host and Origin checks of the HTTP transport (DNS-rebinding protection).
@@ -75,14 +82,19 @@ impl Default for McpHttpConfig {
 /// The `/mcp` endpoint: the Streamable HTTP service behind its JSON-RPC
 /// edge (body limit, message checks, timeout, refusals in JSON-RPC; see
 /// [`http_edge`]). The caller must be in the request's extensions (put
-/// there by the auth middleware).
+/// there by the auth middleware). A client that declares the tasks
+/// extension gets a task for a write not final within `tasks.bound`.
 pub fn http_endpoint(
     kitchen: Kitchen,
     metrics: Metrics,
     config: &McpHttpConfig,
     limits: McpLimits,
+    tasks: TaskSettings,
 ) -> McpEndpoint {
-    McpEndpoint::new(http_service(kitchen, metrics, config), limits)
+    // The bound stays under half the request timeout, so that a client that
+    // opted into tasks gets its task before the edge's timeout error.
+    let tasks = tasks.within(limits.request_timeout);
+    McpEndpoint::new(http_service(kitchen, metrics, config, tasks), limits)
 }
 
 /// The Streamable HTTP service, stateless: no sessions, so any instance can
@@ -92,6 +104,7 @@ fn http_service(
     kitchen: Kitchen,
     metrics: Metrics,
     config: &McpHttpConfig,
+    tasks: TaskSettings,
 ) -> StreamableHttpService<TicketTools, NeverSessionManager> {
     let transport = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
@@ -101,7 +114,7 @@ fn http_service(
         .with_allowed_origins(config.allowed_origins.clone());
     // Built once; each request gets a clone (handles to the kitchen, the
     // metrics and the shared tool router).
-    let tools = TicketTools::new(kitchen, TenantSource::Http, metrics);
+    let tools = TicketTools::new(kitchen, TenantSource::Http, metrics).with_tasks(tasks);
     StreamableHttpService::new(
         move || Ok(tools.clone()),
         Arc::new(NeverSessionManager::default()),

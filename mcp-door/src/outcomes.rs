@@ -151,10 +151,18 @@ fn said<T>(action: Action, outcome: Outcome<T>) -> Said<T> {
         Outcome::Unknown {
             operation: _,
             reason,
-        } => Said {
-            reason: Some(reason),
-            ..base("unknown", contract::unknown(action))
-        },
+            gave_up,
+        } => {
+            let next_step = if gave_up {
+                contract::gave_up(action)
+            } else {
+                contract::unknown(action)
+            };
+            Said {
+                reason: Some(reason),
+                ..base("unknown", next_step)
+            }
+        }
     }
 }
 
@@ -372,6 +380,35 @@ pub(crate) fn problem(
     })
 }
 
+/// A write's tool result, with what its attempt is measured as.
+pub(crate) struct Answered {
+    /// The tool result.
+    pub(crate) result: CallToolResult,
+    /// The outcome's name.
+    pub(crate) outcome: &'static str,
+    /// For a broken contract, its kind.
+    pub(crate) failure: Option<&'static str>,
+    /// For an outcome that is not final (the write still runs, or its
+    /// effect is unknown), what a task for it says meanwhile.
+    pub(crate) pending: Option<String>,
+}
+
+impl Answered {
+    /// A final answer.
+    pub(crate) fn new(
+        result: CallToolResult,
+        outcome: &'static str,
+        failure: Option<&'static str>,
+    ) -> Self {
+        Self {
+            result,
+            outcome,
+            failure,
+            pending: None,
+        }
+    }
+}
+
 /// `value` as a tool result: a tool error when `is_error`.
 fn answer<T: Serialize>(is_error: bool, value: &T) -> CallToolResult {
     if is_error {
@@ -451,6 +488,7 @@ mod tests {
     fn an_unknown_outcome_is_not_an_error_and_keeps_the_operation_id() {
         let result = create(Outcome::Unknown {
             operation: operation(),
+            gave_up: false,
             reason: "The provider's answer was lost.".into(),
         });
         assert_ne!(result.is_error, Some(true));
@@ -684,6 +722,7 @@ mod tests {
             }),
             create(Outcome::Unknown {
                 operation: operation(),
+                gave_up: false,
                 reason: "lost".into(),
             }),
             create(Outcome::NotCreated {
@@ -803,17 +842,12 @@ mod tests {
     }
 
     /// The statuses a tool publishes are the ones it can answer: what it
-    /// cannot (a provider's outcome for a ticket write, a refusal of a
-    /// create) is an internal error, never an answer outside its schema.
+    /// cannot (a refusal of a create, a version refusal of a comment) is an
+    /// internal error, never an answer outside its schema.
     #[test]
     fn an_outcome_a_tool_does_not_publish_is_an_internal_error() {
-        let lost = Outcome::Unknown {
-            operation: operation(),
-            reason: "lost".into(),
-        };
-        assert!(ticket_write_result(Action::UpdateTicket, &key(), lost).is_err());
-        let refused = Outcome::Refused(Refusal::NotOnThisBackend {
-            action: Action::CreateTicket,
+        let refused = Outcome::Refused(Refusal::NotAtProvider {
+            ticket_id: ticket_now().id,
         });
         assert!(create_result(&key(), refused).is_err());
         let mismatch = Outcome::<Comment>::Refused(Refusal::VersionMismatch {
@@ -844,7 +878,9 @@ mod tests {
             "version_mismatch",
             "transition_not_allowed",
             "in_progress",
-            "not_on_this_backend",
+            "not_at_provider",
+            "not_created",
+            "unknown",
         ] {
             assert!(ticket_writes.contains(&status.into()), "{status}");
         }
@@ -856,9 +892,51 @@ mod tests {
             "invalid",
             "not_found",
             "in_progress",
-            "not_on_this_backend",
+            "not_at_provider",
+            "not_created",
+            "unknown",
         ] {
             assert!(comments.contains(&status.into()), "{status}");
         }
+    }
+
+    #[test]
+    fn a_change_or_comment_whose_answer_was_lost_is_unknown_not_an_error() {
+        let lost = || Outcome::Unknown {
+            operation: operation(),
+            gave_up: false,
+            reason: "The provider's answer was lost.".into(),
+        };
+        let update = ticket_write_result(Action::UpdateTicket, &key(), lost()).expect("published");
+        assert_ne!(update.is_error, Some(true));
+        assert_eq!(content(&update)["status"], "unknown");
+        assert_eq!(
+            content(&update)["reason"],
+            "The provider's answer was lost."
+        );
+        assert!(next_step(&update).contains("make the change twice"));
+        let comment = comment_write_result(
+            &key(),
+            Outcome::<Comment>::Unknown {
+                operation: operation(),
+                gave_up: false,
+                reason: "lost".into(),
+            },
+        )
+        .expect("published");
+        assert_eq!(content(&comment)["status"], "unknown");
+        assert!(next_step(&comment).contains("add it twice"));
+        let refused = ticket_write_result(
+            Action::TransitionTicket,
+            &key(),
+            Outcome::NotCreated {
+                operation: operation(),
+                reason: NotCreatedReason::Rejected("422: ticket SIM-1 is already closed".into()),
+            },
+        )
+        .expect("published");
+        assert_eq!(refused.is_error, Some(true));
+        assert_eq!(content(&refused)["status"], "not_created");
+        assert!(next_step(&refused).starts_with("Nothing was changed"));
     }
 }

@@ -378,6 +378,7 @@ pub(crate) struct EffectSummary<'a> {
     pub(crate) attempts: usize,
     pub(crate) last_reconciliation: Option<&'a EffectAttempt>,
     pub(crate) duplicates_at_provider: &'a [String],
+    pub(crate) given_up: bool,
 }
 
 impl<'a> From<&'a EffectLedger> for EffectSummary<'a> {
@@ -387,6 +388,7 @@ impl<'a> From<&'a EffectLedger> for EffectSummary<'a> {
             attempts: ledger.attempts.len(),
             last_reconciliation: ledger.last_reconciliation(),
             duplicates_at_provider: &ledger.duplicates_at_provider,
+            given_up: ledger.given_up,
         }
     }
 }
@@ -474,7 +476,11 @@ impl OperationStatusResult {
                 .as_ref()
                 .map(|e| e.duplicates_at_provider.to_vec())
                 .filter(|ids| !ids.is_empty()),
-            next_step: contract::status_next_step(action, Some(state)),
+            next_step: if effect.as_ref().is_some_and(|e| e.given_up) {
+                contract::gave_up(action)
+            } else {
+                contract::status_next_step(action, Some(state))
+            },
         }
     }
 
@@ -495,6 +501,7 @@ impl OperationStatusResult {
             detail: None,
             attempts: None,
             last_reconciliation: None,
+            duplicates_at_provider: None,
             next_step: contract::status_next_step(action, None),
         }
     }
@@ -631,6 +638,8 @@ mod tests {
                 detail: Some("The provider's answer was lost."),
                 attempts: attempts.len(),
                 last_reconciliation: attempts.last(),
+                duplicates_at_provider: &[],
+                given_up: false,
             }),
         );
         let step = body["next_step"].as_str().expect("a next_step").to_owned();

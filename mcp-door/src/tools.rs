@@ -1,6 +1,7 @@
 //! The tools: the rmcp plumbing (router with contract hashes, call
-//! counting, the caller) and the nine tool bodies. What their outcomes
-//! become is in [`crate::outcomes`].
+//! counting, the caller, `tasks/*`) and the nine tool bodies. What their
+//! outcomes become is in [`crate::outcomes`]; whether a write answers with a
+//! task instead, and what a task says, in [`crate::tasks`].
 
 use std::sync::{Arc, OnceLock};
 
@@ -12,7 +13,10 @@ use kitchen::{
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::model::{
+    CallToolResponse, CallToolResult, CancelTaskParams, GetTaskParams, GetTaskResult,
+    Implementation, ServerCapabilities, ServerConfig, UpdateTaskParams,
+};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, tool, tool_handler, tool_router};
 use telemetry::{Attempt, Door, Metrics};
@@ -25,14 +29,15 @@ use crate::args::{
 use crate::contract;
 use crate::open_world::OpenWorld;
 use crate::outcomes::{
-    comment_write_result, contract_failure, create_result, invalid_write, problem, structured,
-    ticket_write_result, unexpected,
+    Answered, comment_write_result, contract_failure, create_result, invalid_write, problem,
+    structured, ticket_write_result, unexpected,
 };
 use crate::results::{
     CommentListResult, CommentOut, CommentWriteResult, CreateTicketResult, FieldError, Made,
     OperationStatusResult, PreviewResult, TicketListResult, TicketOut, TicketPreview, TicketResult,
     TicketWriteResult,
 };
+use crate::tasks::{self, TaskSettings, Waited};
 
 /// Where a call's caller comes from. Never from a tool argument.
 #[derive(Debug, Clone)]
@@ -67,6 +72,9 @@ pub struct TicketTools {
     kitchen: Kitchen,
     tenants: TenantSource,
     metrics: Metrics,
+    /// Set when a write may answer with a task (over HTTP): see
+    /// [`crate::tasks`].
+    tasks: Option<TaskSettings>,
     /// Built once per server and shared, never copied: the stateless
     /// transport makes a server per request, and a copy of the router (nine
     /// tool definitions, each with its `_meta` map) was a measurable share
@@ -85,7 +93,18 @@ impl TicketTools {
             kitchen,
             tenants,
             metrics,
+            tasks: None,
             tool_router,
+        }
+    }
+
+    /// These tools, declaring the tasks extension: a write by a client
+    /// that declared it too (at 2026-07-28 or later) answers with a task
+    /// when its outcome is not final within [`TaskSettings::bound`].
+    pub fn with_tasks(self, settings: TaskSettings) -> Self {
+        Self {
+            tasks: Some(settings),
+            ..self
         }
     }
 
@@ -166,13 +185,13 @@ impl TicketTools {
         &self,
         Parameters(args): Parameters<Arguments<CreateTicketArgs>>,
         ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, McpError> {
+    ) -> Result<CallToolResponse, McpError> {
         let call = self.begin(Action::CreateTicket, &ctx)?;
-        let answer = self
+        let work = self
             .create(&call, args)
-            .instrument(call.attempt.span().clone())
-            .await;
-        self.end(call, answer)
+            .instrument(call.attempt.span().clone());
+        let waited = self.wait(&call, &ctx, work).await;
+        self.end(call, waited)
     }
 
     // Destructive: it replaces or removes a title, description, priority or
@@ -196,13 +215,13 @@ impl TicketTools {
         &self,
         Parameters(args): Parameters<Arguments<UpdateTicketArgs>>,
         ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, McpError> {
+    ) -> Result<CallToolResponse, McpError> {
         let call = self.begin(Action::UpdateTicket, &ctx)?;
-        let answer = self
+        let work = self
             .update(&call, args)
-            .instrument(call.attempt.span().clone())
-            .await;
-        self.end(call, answer)
+            .instrument(call.attempt.span().clone());
+        let waited = self.wait(&call, &ctx, work).await;
+        self.end(call, waited)
     }
 
     // Not destructive: a status move loses nothing. Every status can be
@@ -224,13 +243,13 @@ impl TicketTools {
         &self,
         Parameters(args): Parameters<Arguments<TransitionTicketArgs>>,
         ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, McpError> {
+    ) -> Result<CallToolResponse, McpError> {
         let call = self.begin(Action::TransitionTicket, &ctx)?;
-        let answer = self
+        let work = self
             .transition(&call, args)
-            .instrument(call.attempt.span().clone())
-            .await;
-        self.end(call, answer)
+            .instrument(call.attempt.span().clone());
+        let waited = self.wait(&call, &ctx, work).await;
+        self.end(call, waited)
     }
 
     // Not destructive: purely additive. Idempotent given the same
@@ -251,13 +270,13 @@ impl TicketTools {
         &self,
         Parameters(args): Parameters<Arguments<AddCommentArgs>>,
         ctx: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, McpError> {
+    ) -> Result<CallToolResponse, McpError> {
         let call = self.begin(Action::AddComment, &ctx)?;
-        let answer = self
+        let work = self
             .comment(&call, args)
-            .instrument(call.attempt.span().clone())
-            .await;
-        self.end(call, answer)
+            .instrument(call.attempt.span().clone());
+        let waited = self.wait(&call, &ctx, work).await;
+        self.end(call, waited)
     }
 
     #[tool(
@@ -552,15 +571,23 @@ impl TicketTools {
     }
 }
 
-/// A tool result with the outcome's name and, for a broken contract, its kind.
-type Answered = (CallToolResult, &'static str, Option<&'static str>);
-
-/// A write call in flight: who makes it, and its attempt (the span and the
-/// measurements of one write).
+/// A write call in flight: who makes it, its attempt (the span and the
+/// measurements of one write), and its operation key once parsed.
 struct WriteCall {
     action: Action,
     who: Who,
     attempt: Attempt,
+    /// Set by the write's body once the key parsed: what a task for the
+    /// call is named after.
+    key: OnceLock<OperationKey>,
+}
+
+impl WriteCall {
+    /// Records the call's key, on its attempt and for a task.
+    fn keyed(&self, key: &OperationKey) {
+        self.attempt.record_key(key.as_str());
+        let _ = self.key.set(key.clone());
+    }
 }
 
 /// A write's key, checked first and alone: without a usable key there is
@@ -576,7 +603,7 @@ fn keyed(
         .into_iter()
         .partition(|p| p.field == "operation_id");
     if !key_problems.is_empty() {
-        return Err(Box::new((
+        return Err(Box::new(Answered::new(
             invalid_write(action, None, key_problems),
             "invalid",
             Some("idempotency_key_malformed"),
@@ -584,7 +611,7 @@ fn keyed(
     }
     let Some(raw) = raw else {
         let violation = required("operation_id", &contract::operation_id_required(action));
-        return Err(Box::new((
+        return Err(Box::new(Answered::new(
             invalid_write(action, None, vec![violation]),
             "invalid",
             Some("idempotency_key_missing"),
@@ -598,7 +625,7 @@ fn keyed(
                 code: "malformed",
                 message: e.to_string(),
             };
-            Err(Box::new((
+            Err(Box::new(Answered::new(
                 invalid_write(action, Some(raw), vec![violation]),
                 "invalid",
                 Some("idempotency_key_malformed"),
@@ -616,22 +643,27 @@ fn refused_arguments(
     problems: Vec<FieldViolation>,
     checked: Vec<FieldViolation>,
 ) -> Answered {
-    (
+    Answered::new(
         invalid_write(action, Some(key.as_str().into()), merge(problems, checked)),
         "invalid",
         Some("validation_failed"),
     )
 }
 
-/// The answer to a write's kitchen outcome, with its name and failure kind
-/// for the attempt.
+/// The answer to the kitchen's `outcome` of a write `action`, with its
+/// name and failure kind for the attempt, and whether it is final.
 fn answered<T>(
+    action: Action,
     outcome: Outcome<T>,
     result: impl FnOnce(Outcome<T>) -> Result<CallToolResult, McpError>,
 ) -> Result<Answered, McpError> {
     let name = outcome.name();
     let failure = contract_failure(&outcome);
-    Ok((result(outcome)?, name, failure))
+    let pending = tasks::pending(action, &outcome);
+    Ok(Answered {
+        pending,
+        ..Answered::new(result(outcome)?, name, failure)
+    })
 }
 
 impl TicketTools {
@@ -658,18 +690,43 @@ impl TicketTools {
             action,
             who,
             attempt,
+            key: OnceLock::new(),
         })
     }
 
-    /// Ends a write call: measures its outcome and passes the result on.
-    fn end(
+    /// Waits for a write call's `work`: to its end, or for a client that
+    /// opted into tasks until it is a task (see [`crate::tasks`]).
+    async fn wait(
         &self,
-        call: WriteCall,
-        answer: Result<Answered, McpError>,
-    ) -> Result<CallToolResult, McpError> {
-        let (outcome, failure) = match &answer {
-            Ok((_, outcome, failure)) => (*outcome, *failure),
-            Err(_) => ("error", None),
+        call: &WriteCall,
+        ctx: &RequestContext<RoleServer>,
+        work: impl Future<Output = Result<Answered, McpError>>,
+    ) -> Waited {
+        match self.tasks.filter(|_| tasks::opted_in(ctx)) {
+            None => Waited::Answer(work.await),
+            Some(settings) => {
+                let tenant = call.who.tenant.id;
+                tasks::wait(
+                    &self.kitchen,
+                    settings,
+                    tenant,
+                    call.action,
+                    &call.key,
+                    work,
+                )
+                .await
+            }
+        }
+    }
+
+    /// Ends a write call: measures its outcome and passes the answer on. A
+    /// task is measured as the outcome that made it one (`unknown`,
+    /// `in_progress`), or as `task` when the bound passed first.
+    fn end(&self, call: WriteCall, waited: Waited) -> Result<CallToolResponse, McpError> {
+        let (outcome, failure) = match &waited {
+            Waited::Answer(Ok(answered)) => (answered.outcome, answered.failure),
+            Waited::Answer(Err(_)) => ("error", None),
+            Waited::Task { outcome, .. } => (*outcome, None),
         };
         call.attempt.finish(outcome, failure);
         self.metrics.tool_call(
@@ -677,7 +734,10 @@ impl TicketTools {
             self.contract(call.action.as_str()),
             outcome,
         );
-        answer.map(|(result, _, _)| result)
+        match waited {
+            Waited::Answer(answer) => answer.map(|a| CallToolResponse::Complete(a.result)),
+            Waited::Task { task, .. } => Ok(CallToolResponse::Task(task)),
+        }
     }
 
     /// The create itself. Arguments are checked in the REST door's order:
@@ -694,7 +754,7 @@ impl TicketTools {
             Ok(keyed) => keyed,
             Err(answer) => return Ok(*answer),
         };
-        call.attempt.record_key(key.as_str());
+        call.keyed(&key);
         let draft = TicketDraft::from(args.ticket);
         if !problems.is_empty() {
             let checked = draft.validate().err().unwrap_or_default();
@@ -705,7 +765,7 @@ impl TicketTools {
             .create_ticket(call.who.actor, &key, &draft)
             .await
             .map_err(unexpected)?;
-        answered(outcome, |o| create_result(&key, o))
+        answered(call.action, outcome, |o| create_result(&key, o))
     }
 
     /// An update: a merge patch, where a null description or assignee
@@ -720,7 +780,7 @@ impl TicketTools {
             Ok(keyed) => keyed,
             Err(answer) => return Ok(*answer),
         };
-        call.attempt.record_key(key.as_str());
+        call.keyed(&key);
         let ticket = named_ticket(args.ticket_id, &mut problems);
         let expected_version = args
             .expected_version
@@ -754,7 +814,9 @@ impl TicketTools {
                 .map_err(unexpected)?,
             None => unknown_ticket(),
         };
-        answered(outcome, |o| ticket_write_result(call.action, &key, o))
+        answered(call.action, outcome, |o| {
+            ticket_write_result(call.action, &key, o)
+        })
     }
 
     /// A move to another status.
@@ -768,7 +830,7 @@ impl TicketTools {
             Ok(keyed) => keyed,
             Err(answer) => return Ok(*answer),
         };
-        call.attempt.record_key(key.as_str());
+        call.keyed(&key);
         let ticket = named_ticket(args.ticket_id, &mut problems);
         let draft = TransitionDraft {
             to: args.to,
@@ -789,7 +851,9 @@ impl TicketTools {
                 .map_err(unexpected)?,
             None => unknown_ticket(),
         };
-        answered(outcome, |o| ticket_write_result(call.action, &key, o))
+        answered(call.action, outcome, |o| {
+            ticket_write_result(call.action, &key, o)
+        })
     }
 
     /// A comment.
@@ -803,7 +867,7 @@ impl TicketTools {
             Ok(keyed) => keyed,
             Err(answer) => return Ok(*answer),
         };
-        call.attempt.record_key(key.as_str());
+        call.keyed(&key);
         let ticket = named_ticket(args.ticket_id, &mut problems);
         let draft = CommentDraft { body: args.body };
         if !problems.is_empty() {
@@ -821,7 +885,7 @@ impl TicketTools {
                 .map_err(unexpected)?,
             None => unknown_ticket(),
         };
-        answered(outcome, |o| comment_write_result(&key, o))
+        answered(call.action, outcome, |o| comment_write_result(&key, o))
     }
 
     /// The caller: from authentication, never from arguments.
@@ -840,19 +904,64 @@ impl TicketTools {
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for TicketTools {
-    /// Built once: rmcp asks for it on every request (the stateless
-    /// transport configures each request's peer with it).
+    /// Built once (with tasks, and without): rmcp asks for it on every
+    /// request (the stateless transport configures each request's peer with
+    /// it, and gates `tasks/*` on it).
     fn get_info(&self) -> ServerConfig {
         static INFO: OnceLock<ServerConfig> = OnceLock::new();
-        INFO.get_or_init(|| {
-            ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        static WITH_TASKS: OnceLock<ServerConfig> = OnceLock::new();
+        let info = |tasks: bool| {
+            let capabilities = if tasks {
+                ServerCapabilities::builder()
+                    .enable_tools()
+                    .enable_tasks()
+                    .build()
+            } else {
+                ServerCapabilities::builder().enable_tools().build()
+            };
+            ServerConfig::new(capabilities)
                 .with_server_info(
                     Implementation::new("retry-safe-tickets", env!("CARGO_PKG_VERSION"))
                         .with_title("Retry-safe tickets"),
                 )
                 .with_instructions(contract::INSTRUCTIONS)
-        })
+        };
+        match self.tasks {
+            None => INFO.get_or_init(|| info(false)),
+            Some(_) => WITH_TASKS.get_or_init(|| info(true)),
+        }
         .clone()
+    }
+
+    /// `tasks/get`: the task's state, from its operation record.
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        let who = self.caller(&ctx)?;
+        let settings = self.tasks.unwrap_or_default();
+        tasks::get(&self.kitchen, settings, who.tenant.id, &request.task_id).await
+    }
+
+    /// `tasks/cancel`: refused, with why.
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let who = self.caller(&ctx)?;
+        tasks::cancel(&self.kitchen, who.tenant.id, &request.task_id).await
+    }
+
+    /// `tasks/update`: acknowledged for a known task (none asks for input).
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let who = self.caller(&ctx)?;
+        tasks::update(&self.kitchen, who.tenant.id, &request.task_id).await
     }
 }
 

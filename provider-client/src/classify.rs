@@ -252,7 +252,11 @@ mod tests {
             Lookup::Found { receipt, .. } if receipt.effect == ProviderEffect::Comment { id: "CMT-1".into() }
         ));
         assert!(matches!(
-            searched(EffectKind::Change, &format!(r#"{{"changes":[{}]}}"#, change("r", "SIM-1", "SIM-1", 2)), "r"),
+            searched(
+                EffectKind::Change,
+                &format!(r#"{{"changes":[{}]}}"#, change("r", "SIM-1", "SIM-1", 2)),
+                "r"
+            ),
             Lookup::Found { .. }
         ));
     }

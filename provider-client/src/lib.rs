@@ -34,8 +34,7 @@ mod wire;
 use std::time::Duration;
 
 use kitchen::{
-    DispatchRequest, Dispatched, EffectKind, Lookup, ProviderFuture, SearchRequest,
-    TicketProvider,
+    DispatchRequest, Dispatched, EffectKind, Lookup, ProviderFuture, SearchRequest, TicketProvider,
 };
 use reqwest::StatusCode;
 

@@ -6,10 +6,10 @@
 use std::collections::BTreeMap;
 
 use kitchen::{
-    Assignee, Changes, Description, Priority, ProviderEffect, ProviderReceipt,
-    ProviderTicketState, ProviderWrite, Setting, TicketStatus, Title, Version,
+    Assignee, Changes, Description, Priority, ProviderEffect, ProviderReceipt, ProviderTicketState,
+    ProviderWrite, Setting, TicketStatus, Title, Version,
 };
-use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use reqwest::Method;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -231,8 +231,24 @@ pub(crate) fn request(write: &ProviderWrite, external_ref: &str) -> (Method, Str
     (method, path, Value::Object(body))
 }
 
+/// What a path segment escapes: everything but RFC 3986's unreserved
+/// characters, except `.` (so that no id can be a dot segment).
+const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'~');
+
 /// A provider id as one path segment: percent-encoded, so an id the
 /// provider chose cannot step into another path.
 fn segment(id: &str) -> String {
-    utf8_percent_encode(id, NON_ALPHANUMERIC).to_string()
+    utf8_percent_encode(id, SEGMENT).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::segment;
+
+    #[test]
+    fn a_provider_id_stays_one_path_segment() {
+        assert_eq!(segment("SIM-1"), "SIM-1");
+        assert_eq!(segment("a/b c"), "a%2Fb%20c");
+        assert_eq!(segment(".."), "%2E%2E");
+    }
 }

@@ -8,8 +8,7 @@ use std::time::Duration;
 
 use drivers::provider_sim::{self, SimConfig, TestCertificates};
 use kitchen::{
-    DispatchRequest, Dispatched, EffectKind, Lookup, ProviderWrite, SearchRequest,
-    TicketProvider,
+    DispatchRequest, Dispatched, EffectKind, Lookup, ProviderWrite, SearchRequest, TicketProvider,
 };
 use provider_client::{HttpProvider, ProviderTls, SetupError};
 

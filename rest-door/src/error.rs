@@ -5,7 +5,9 @@ use std::time::Duration;
 
 use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, header};
-use kitchen::{Action, FieldViolation, KitchenError, OperationRef, Refusal, TicketStatus, Version};
+use kitchen::{
+    Action, FieldViolation, KitchenError, OperationRef, Refusal, TicketId, TicketStatus, Version,
+};
 
 use crate::links;
 use crate::problem::{FieldError, Problem, ProblemKind};
@@ -321,12 +323,19 @@ impl RestError {
                  provider: it exists only in this service's own database, so a change to it has \
                  nowhere to go. Nothing was written and the Idempotency-Key was not used up."
             ),
-            Self::ProviderRejected { action, why } => format!(
-                "The ticket provider refused the {}: {why}. {} and the Idempotency-Key was not \
-                 used up: correct the request (or read the ticket again) and send it again.",
-                wording(*action).noun,
-                wording(*action).nothing
-            ),
+            Self::ProviderRejected { action, why } => {
+                let Wording {
+                    intent, nothing, ..
+                } = wording(*action);
+                let fix = match action {
+                    Action::CreateTicket => "correct the request",
+                    _ => "correct the request (or GET the ticket and decide again)",
+                };
+                format!(
+                    "The ticket provider refused the {intent}: {why}. {nothing} and the \
+                     Idempotency-Key was not used up: {fix} and send it again."
+                )
+            }
             Self::ProviderUnavailable {
                 action,
                 why,

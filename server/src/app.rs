@@ -8,7 +8,7 @@ use axum::Router;
 use axum::extract::Request;
 use http::StatusCode;
 use kitchen::Kitchen;
-use mcp_door::{McpHttpConfig, McpLimits};
+use mcp_door::{McpHttpConfig, McpLimits, TaskSettings};
 use telemetry::Metrics;
 use tokio::net::TcpListener;
 use tower::ServiceBuilder;
@@ -36,6 +36,9 @@ pub struct ServeSettings {
     pub request_timeout: Duration,
     /// Host and Origin checks of the MCP endpoint.
     pub mcp: McpHttpConfig,
+    /// When an MCP write answers a client that declared the tasks extension
+    /// with a task, and how often that client is told to poll.
+    pub mcp_tasks: TaskSettings,
     /// Longest wait for a request's head (request line and headers); past
     /// it the connection is closed. Without it one client that sends half a
     /// request holds a connection, its memory and a file descriptor
@@ -65,6 +68,7 @@ impl Default for ServeSettings {
             listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
             request_timeout: Duration::from_secs(30),
             mcp: McpHttpConfig::default(),
+            mcp_tasks: TaskSettings::default(),
             // Ample for any real client (a head is one or two round trips)
             // while freeing a stalled connection quickly.
             header_read_timeout: Duration::from_secs(10),
@@ -134,7 +138,13 @@ pub fn router(kitchen: Kitchen, metrics: Metrics, settings: &ServeSettings) -> R
     let mcp = Router::new()
         .nest_service(
             crate::edge::MCP_PATH,
-            mcp_door::http_endpoint(kitchen.clone(), metrics, &settings.mcp, limits),
+            mcp_door::http_endpoint(
+                kitchen.clone(),
+                metrics,
+                &settings.mcp,
+                limits,
+                settings.mcp_tasks,
+            ),
         )
         .layer(axum::middleware::from_fn_with_state(
             kitchen,
@@ -216,7 +226,7 @@ impl Application {
             stopping(stopped.clone()),
             move |report| metrics.swept(report.tombstoned, report.deleted),
         ));
-        let watcher = tokio::spawn(watch_unresolved_effects(
+        let watcher = tokio::spawn(watch_operator_gauges(
             self.kitchen.clone(),
             self.metrics.clone(),
             self.sweep_every,
@@ -236,16 +246,17 @@ impl Application {
             tracing::error!(error = %e, "the retention sweep stopped abnormally");
         }
         if let Err(e) = watcher.await {
-            tracing::error!(error = %e, "the unresolved-effects gauge stopped abnormally");
+            tracing::error!(error = %e, "the operator gauges stopped abnormally");
         }
         Ok(())
     }
 }
 
-/// Keeps the `tickets.effects.unresolved` gauge current: a count read from
-/// the database now and then (metric callbacks cannot wait on a query). On
-/// the local backend the count is 0 without a query.
-async fn watch_unresolved_effects(
+/// Keeps the gauges that ask for an operator current
+/// (`tickets.effects.unresolved`, `tickets.provider.duplicates`): counts
+/// read from the database now and then (metric callbacks cannot wait on a
+/// query). On the local backend both are 0 without a query.
+async fn watch_operator_gauges(
     kitchen: Kitchen,
     metrics: Metrics,
     every: Duration,
@@ -256,6 +267,10 @@ async fn watch_unresolved_effects(
         match kitchen.unresolved_effects().await {
             Ok(n) => metrics.set_unresolved_effects(n),
             Err(e) => tracing::error!(error = %e, "cannot count unresolved effects"),
+        }
+        match kitchen.provider_duplicates().await {
+            Ok(n) => metrics.set_provider_duplicates(n),
+            Err(e) => tracing::error!(error = %e, "cannot count duplicates at the provider"),
         }
         tokio::select! {
             () = &mut shutdown => return,

@@ -178,6 +178,15 @@ pub struct ServeArgs {
         default_value = "http://localhost:*,http://127.0.0.1:*,http://[::1]:*"
     )]
     pub mcp_allowed_origins: Vec<String>,
+    /// MCP tasks: how long (ms) a write by a client that declared the tasks
+    /// extension is waited for before it answers with a task, if its
+    /// outcome is not final by then (a provider's lost answer, a dispatch
+    /// still running). Kept under half the request timeout.
+    #[arg(long, env = "MCP_TASK_AFTER_MS", default_value_t = 2_000)]
+    pub mcp_task_after_ms: u64,
+    /// MCP tasks: the poll interval (ms) every task advises.
+    #[arg(long, env = "MCP_TASK_POLL_MS", default_value_t = 2_000)]
+    pub mcp_task_poll_ms: u64,
     /// Where tickets are made.
     #[command(flatten)]
     pub backend: BackendArgs,

@@ -152,6 +152,10 @@ async fn serve(database_url: &str, args: ServeArgs, metrics: Metrics) -> anyhow:
             allowed_hosts: args.mcp_allowed_hosts,
             allowed_origins: args.mcp_allowed_origins,
         },
+        mcp_tasks: mcp_door::TaskSettings {
+            bound: Duration::from_millis(args.mcp_task_after_ms),
+            poll_interval: Duration::from_millis(args.mcp_task_poll_ms),
+        },
         header_read_timeout: Duration::from_secs(args.header_read_timeout_secs),
         idle_timeout: Duration::from_secs(args.idle_timeout_secs),
         max_connections: usize::try_from(args.max_http_connections).unwrap_or(usize::MAX),

@@ -26,6 +26,9 @@ pub struct Metrics {
     /// The last count of effects reconciliation gave up on, read by the
     /// `tickets.effects.unresolved` gauge at each collection.
     unresolved_effects: Arc<AtomicU64>,
+    /// The last count of effects a search found more than once at the
+    /// provider, read by the `tickets.provider.duplicates` gauge.
+    provider_duplicates: Arc<AtomicU64>,
     pub(crate) stats: TenantStats,
 }
 
@@ -74,8 +77,16 @@ impl Metrics {
             .with_description("Remote effects whose outcome is unknown and that reconciliation gave up on after the most attempts allowed: each needs an operator to check the provider")
             .with_callback(move |gauge| gauge.observe(observed.load(Ordering::Relaxed), &[]))
             .build();
+        let provider_duplicates = Arc::new(AtomicU64::new(0));
+        let observed = Arc::clone(&provider_duplicates);
+        let _gauge = meter
+            .u64_observable_gauge("tickets.provider.duplicates")
+            .with_description("Remote effects the provider was found to hold more than once (a search by their reference found copies): each needs an operator to resolve the copies the operation's status lists")
+            .with_callback(move |gauge| gauge.observe(observed.load(Ordering::Relaxed), &[]))
+            .build();
         Self {
             unresolved_effects,
+            provider_duplicates,
             outcomes: meter
                 .u64_counter("tickets.write.outcomes")
                 .with_description("Write attempts by door, action and outcome (created, replayed, conflict, invalid, in_progress, error)")
@@ -145,6 +156,12 @@ impl Metrics {
         self.unresolved_effects.store(count, Ordering::Relaxed);
     }
 
+    /// Sets how many remote effects the provider was found to hold more
+    /// than once (see `Kitchen::provider_duplicates`).
+    pub fn set_provider_duplicates(&self, count: u64) {
+        self.provider_duplicates.store(count, Ordering::Relaxed);
+    }
+
     /// Flushes pending exports and stops the readers.
     pub fn shutdown(&self) {
         let _ = self.provider.shutdown();
@@ -169,12 +186,18 @@ mod tests {
     }
 
     #[test]
-    fn sweeps_and_unresolved_effects_reach_prometheus_under_their_documented_names() {
+    fn sweeps_and_operator_gauges_reach_prometheus_under_their_documented_names() {
         let metrics = Metrics::new();
         metrics.swept(3, 0);
         metrics.swept(2, 4);
         metrics.set_unresolved_effects(7);
+        metrics.set_provider_duplicates(2);
         let text = metrics.prometheus_text();
+        assert_eq!(
+            value(&text, "tickets_provider_duplicates", ""),
+            Some(2.0),
+            "{text}"
+        );
         let sweep = "tickets_sweep_records_total{";
         assert_eq!(
             value(&text, sweep, r#"kind="tombstoned""#),

@@ -63,7 +63,14 @@ async def main():
             open_world = sorted(t.name for t in tools if t.annotations and t.annotations.open_world_hint)
             check(
                 "only the tools that reach the provider are open-world",
-                open_world == ["create_ticket", "get_operation_status"],
+                open_world
+                == [
+                    "add_comment",
+                    "create_ticket",
+                    "get_operation_status",
+                    "transition_ticket",
+                    "update_ticket",
+                ],
                 open_world,
             )
             args = {"operation_id": key, "project_id": "ops", "title": title}
@@ -89,19 +96,36 @@ async def main():
                 r.get("status") == "replayed" and (r.get("ticket") or {}).get("id") == ticket,
                 r,
             )
-            update = await client.call_tool(
-                "update_ticket",
-                {"ticket_id": ticket, "title": "Renamed", "operation_id": str(uuid.uuid4())},
-            )
+            # The provider loses the update's answer too: unknown, then the
+            # status read reconciles it, and the retry replays.
+            sim("/_sim/faults", {"on": "update", "title_contains": key, "fault": {"kind": "commit_then_drop"}})
+            update_key = str(uuid.uuid4())
+            update_args = {"ticket_id": ticket, "title": f"{title} renamed", "operation_id": update_key}
+            update = await client.call_tool("update_ticket", update_args)
             u = update.structured_content or {}
             check(
-                "update_ticket is refused on this backend, as a tool error",
-                update.is_error and u.get("status") == "not_on_this_backend",
+                "a lost update is status unknown, not a tool error",
+                u.get("status") == "unknown" and not update.is_error,
                 u,
             )
+            status = await client.call_tool(
+                "get_operation_status", {"operation_id": update_key, "action": "update_ticket"}
+            )
+            st = status.structured_content or {}
+            check("the update's status reconciles to succeeded", st.get("state") == "succeeded", st)
+            again = await client.call_tool("update_ticket", update_args)
+            a = again.structured_content or {}
+            check(
+                "the update's retry replays version 2",
+                a.get("status") == "replayed" and (a.get("ticket") or {}).get("version") == 2,
+                a,
+            )
     counts = sim("/_sim/counts")
-    made = sum(t == title for r in counts["by_external_ref"] for t in r["titles"])
+    # The ticket carries its title as renamed by the update.
+    made = sum(t in (title, f"{title} renamed") for r in counts["by_external_ref"] for t in r["titles"])
     check("the provider holds one ticket", made == 1, counts)
+    changed = sum(r["count"] for r in counts["changes_by_external_ref"] if r["ticket_title"] == f"{title} renamed")
+    check("the provider holds one change", changed == 1, counts)
     await timed_out_create()
     print(f"python mcp (remote backend): {results['passed']} passed, {results['failed']} failed")
     return results["failed"] == 0

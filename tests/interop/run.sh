@@ -130,6 +130,8 @@ echo "==> REST door over the remote backend with curl"
 BASE_URL="$REMOTE_URL" bash "$here/rest_remote_curl.sh" || status=1
 echo "==> MCP door over the remote backend with the Python SDK"
 BASE_URL="$REMOTE_URL" "$venv/bin/python" "$here/mcp_sdk_remote.py" || status=1
+echo "==> MCP tasks over the remote backend with the Python SDK (and, on the slow server, a write slower than the bound)"
+BASE_URL="$REMOTE_URL" "$venv/bin/python" "$here/mcp_sdk_tasks.py" || status=1
 echo "==> the double-fire binary with the provider's faults (checks 10-15; 16 needs a provider that honours keys, 17 a restartable fault build)"
 "$root/target/debug/double-fire" --url "$REMOTE_URL" --token "$ACME_TOKEN" --other-token "$GLOBEX_TOKEN" \
     --provider-url "$SIM_URL" --provider-hang-ms 1000 --settle-within-secs 10 || status=1

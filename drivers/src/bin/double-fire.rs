@@ -9,6 +9,7 @@ use clap::Parser;
 use std::time::Duration;
 
 use drivers::double_fire::{self, Options, ProviderTarget, Restart, Target};
+use kitchen::Action;
 
 /// Fire retries at a running ticket service through both doors, with faults
 /// at the awkward moments, and check the server's own state for duplicates.
@@ -46,6 +47,11 @@ struct Args {
     /// against a server started with a short --replay-window-secs.
     #[arg(long, value_parser = clap::value_parser!(u8).range(1..=i64::from(double_fire::LAST_CHECK)))]
     only: Option<u8>,
+    /// Run only the checks of this write action: create_ticket (with the
+    /// checks only a create has), update_ticket, transition_ticket or
+    /// add_comment.
+    #[arg(long, value_parser = parse_action)]
+    action: Option<Action>,
     /// The provider simulator's URL, when the server runs with
     /// TICKET_BACKEND=remote against it: adds checks 10 to 17.
     #[arg(long, env = "DOUBLE_FIRE_PROVIDER_URL")]
@@ -62,6 +68,10 @@ struct Args {
     /// it settling; must exceed the server's PROVIDER_MAX_INFLIGHT_MS.
     #[arg(long, default_value_t = 60)]
     settle_within_secs: u64,
+}
+
+fn parse_action(raw: &str) -> Result<Action, String> {
+    Action::parse(raw).ok_or_else(|| format!("no such write action; one of {}", Action::names()))
 }
 
 struct ShellRestart(String);
@@ -102,6 +112,7 @@ async fn main() -> anyhow::Result<()> {
         repeat: args.repeat,
         fresh_key_retries: args.fresh_key_retries,
         only: args.only,
+        action: args.action,
     };
     let report = double_fire::run(&target, options, |result| println!("{result}")).await;
     println!("{}", report.summary());

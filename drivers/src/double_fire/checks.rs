@@ -112,12 +112,17 @@ pub(crate) struct CheckId {
 }
 
 impl CheckId {
-    /// A check only create_ticket has (1, 6, 9, 10 to 17).
+    /// A check only create_ticket has (1, 6, 9).
     pub(crate) fn create(number: u8, name: String) -> Self {
+        Self::of(number, name, Action::CreateTicket)
+    }
+
+    /// Check `number` of `action`.
+    pub(crate) fn of(number: u8, name: String, action: Action) -> Self {
         Self {
             number,
             name,
-            action: Action::CreateTicket,
+            action,
         }
     }
 }
@@ -125,9 +130,19 @@ impl CheckId {
 /// One intended effect: the write, another request for the same key, and
 /// where the server's state for it is read.
 pub(crate) struct Intent {
-    write: Write,
+    pub(crate) write: Write,
     changed: Write,
     ground: Ground,
+}
+
+impl Intent {
+    /// The ticket made for the check to act on (`None` for a create).
+    pub(crate) fn subject(&self) -> Option<&str> {
+        match &self.ground {
+            Ground::Project(_) => None,
+            Ground::Versions(ticket) | Ground::Comments(ticket) => Some(ticket),
+        }
+    }
 }
 
 /// Where a check reads what exists.
@@ -200,6 +215,12 @@ impl<'a> Checks<'a> {
         self.options.only.is_none_or(|only| only == number)
     }
 
+    /// Whether this run includes the checks of `action` (all of them unless
+    /// `--action` picked one).
+    pub(crate) fn wants_action(&self, action: Action) -> bool {
+        self.options.action.is_none_or(|only| only == action)
+    }
+
     /// The key a retry sends: the same, unless sabotaging.
     pub(crate) fn retry_key(&self, key: &str) -> String {
         if self.options.fresh_key_retries {
@@ -233,6 +254,19 @@ impl<'a> Checks<'a> {
         self.write_at(&self.target.base_url, door, key, write).await
     }
 
+    /// `write` through `door` with `key`, on instance A.
+    pub(crate) async fn write_on(&self, door: Door, key: &str, write: &Write) -> Answer {
+        self.write(door, key, write).await
+    }
+
+    /// The provider's id of `ticket` (remote backend), as the server shows it.
+    pub(crate) async fn provider_ticket_id(&self, ticket: &str) -> Result<Option<String>, String> {
+        self.caller
+            .provider_ticket_id(&self.target.base_url, &self.target.token, ticket)
+            .await
+            .map_err(|e| format!("cannot read ticket {ticket}: {e}"))
+    }
+
     async fn write_at(&self, base: &str, door: Door, key: &str, write: &Write) -> Answer {
         self.caller
             .write(base, door, &self.target.token, Some(key), write)
@@ -256,7 +290,12 @@ impl<'a> Checks<'a> {
     /// request, had the key not stopped it, would make a second effect the
     /// ground truth shows.
     async fn intent(&self, action: Action, label: &str) -> Result<Intent, String> {
-        let ticket = self.ticket(label);
+        self.intent_on(action, self.ticket(label)).await
+    }
+
+    /// As [`Checks::intent`], on `ticket`: the ticket a create makes, or the
+    /// one made for the other actions to act on.
+    pub(crate) async fn intent_on(&self, action: Action, ticket: Ticket) -> Result<Intent, String> {
         let intent = match action {
             Action::CreateTicket => {
                 let changed = Ticket {
@@ -326,7 +365,7 @@ impl<'a> Checks<'a> {
     }
 
     /// The intent's effects that exist, read from the server.
-    async fn effects(&self, intent: &Intent) -> Result<Vec<String>, String> {
+    pub(crate) async fn effects(&self, intent: &Intent) -> Result<Vec<String>, String> {
         let (base, token) = (&self.target.base_url, &self.target.token);
         let action = intent.write.action();
         let unreadable = |what: &str, e: anyhow::Error| format!("cannot read the {what}: {e}");

@@ -537,6 +537,26 @@ impl Caller {
             .ok_or_else(|| anyhow::anyhow!("the ticket has no version: {ticket}"))
     }
 
+    /// The provider's id of a ticket (remote backend), read from the server;
+    /// `None` for a ticket kept only by the server.
+    pub async fn provider_ticket_id(
+        &self,
+        base: &str,
+        token: &str,
+        ticket: &str,
+    ) -> anyhow::Result<Option<String>> {
+        let ticket: Value = self
+            .http
+            .get(format!("{base}/v1/tickets/{ticket}"))
+            .bearer_auth(token)
+            .send()
+            .await?
+            .error_for_status()?
+            .json()
+            .await?;
+        Ok(ticket["provider_ticket_id"].as_str().map(str::to_owned))
+    }
+
     /// The ids of a ticket's history entries written by `action`, oldest
     /// first.
     pub async fn history(

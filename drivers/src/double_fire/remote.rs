@@ -1,19 +1,26 @@
-//! Checks 10 to 17: a server whose tickets are made in a provider (the
-//! remote backend), with the provider simulator misbehaving on purpose.
+//! Checks 10 to 17: a server whose tickets are kept in a provider (the
+//! remote backend), with the provider simulator misbehaving on purpose,
+//! for every write action: a create makes a ticket there, an update or a
+//! move a change record, a comment a comment.
 //!
-//! The ground truth is the simulator's own count of tickets per title (each
-//! check's title is unique), never the server's answers or records. For
-//! every intended effect a check asserts: no extra ticket at the provider,
-//! none missing once reconciled, and every answer given while the outcome
-//! was ambiguous said "unknown" (never success, never a clean failure).
+//! The ground truth is the simulator's own count (tickets per title, each
+//! check's title being unique; for the other actions the change records of
+//! that kind, or the comments, on the ticket made for the check), never the
+//! server's answers or records; the server's local copy must then show the
+//! same. For every intended effect a check asserts: no extra effect at the
+//! provider, none missing once reconciled, and every answer given while
+//! the outcome was ambiguous said "unknown" (never success, never a clean
+//! failure).
 
 use std::time::{Duration, Instant};
 
-use super::checks::{CheckId, Checks, Seen, short};
-use super::doors::{Answer, Door, Ticket};
+use kitchen::Action;
+
+use super::checks::{CheckId, Checks, Intent, Seen, short};
+use super::doors::{Answer, Door, Ticket, Write};
 use super::report::CheckResult;
 use super::{CRASH_BEFORE_DISPATCH, ProviderTarget};
-use crate::provider_sim::{Fault, FaultRule, SimClient};
+use crate::provider_sim::{ChangeKind, Counts, Fault, FaultOn, FaultRule, SimClient};
 
 /// Pause between a caller's retries of an unknown outcome.
 const RETRY_PAUSE: Duration = Duration::from_millis(200);
@@ -74,6 +81,73 @@ impl Attempts {
     }
 }
 
+/// One intended effect of one action at the provider: the write, the
+/// check's ticket (whose unique project id, in its title, aims the
+/// simulator's faults), and for the actions on a ticket its id at the
+/// provider (where the ground truth is counted).
+struct Aim {
+    action: Action,
+    name: String,
+    intent: Intent,
+    ticket: Ticket,
+    provider_ticket: Option<String>,
+}
+
+impl Aim {
+    /// The simulator's request kind this write arrives as.
+    fn fault_on(&self) -> FaultOn {
+        match self.action {
+            Action::CreateTicket => FaultOn::Create,
+            Action::UpdateTicket => FaultOn::Update,
+            Action::TransitionTicket => FaultOn::Transition,
+            Action::AddComment => FaultOn::Comment,
+        }
+    }
+
+    /// Effects of this action the provider holds for the check: tickets
+    /// with its title, or change records of its kind (comments) on its
+    /// ticket.
+    fn at_provider(&self, counts: &Counts) -> usize {
+        let on = |kind| {
+            self.provider_ticket
+                .as_deref()
+                .map_or(0, |id| counts.changes_on_ticket(kind, id))
+        };
+        match self.action {
+            Action::CreateTicket => counts.tickets_titled(&self.ticket.title),
+            Action::UpdateTicket => on(ChangeKind::Update),
+            Action::TransitionTicket => on(ChangeKind::Transition),
+            Action::AddComment => self
+                .provider_ticket
+                .as_deref()
+                .map_or(0, |id| counts.comments_on_ticket(id)),
+        }
+    }
+
+    /// A second intended effect with a key of its own, after the first: a
+    /// ticket with the same content, an edit or a move on from there, the
+    /// same comment again (two keys are two comments, whatever they say).
+    fn another(&self) -> Write {
+        match &self.intent.write {
+            Write::Create(ticket) => Write::Create(ticket.clone()),
+            Write::Update { ticket_id, .. } => Write::Update {
+                ticket_id: ticket_id.clone(),
+                title: format!("{} (edited again)", self.ticket.title),
+                expected_version: None,
+            },
+            Write::Transition { ticket_id, .. } => Write::Transition {
+                ticket_id: ticket_id.clone(),
+                to: kitchen::TicketStatus::Resolved.as_str().into(),
+                reason: None,
+            },
+            Write::Comment { ticket_id, body } => Write::Comment {
+                ticket_id: ticket_id.clone(),
+                body: body.clone(),
+            },
+        }
+    }
+}
+
 impl<'a> RemoteChecks<'a> {
     pub(crate) fn new(checks: &'a Checks<'a>, provider: &'a ProviderTarget) -> Self {
         Self {
@@ -83,13 +157,24 @@ impl<'a> RemoteChecks<'a> {
         }
     }
 
-    /// Checks 10 to 17 through both doors (those `--only` leaves in).
+    /// Checks 10 to 17 for every action, through both doors (those
+    /// `--only` leaves in).
     pub(crate) async fn all(&self) -> Vec<CheckResult> {
+        let mut results = Vec::new();
+        for action in Action::ALL {
+            if self.checks.wants_action(action) {
+                results.extend(self.for_action(action).await);
+            }
+        }
+        results
+    }
+
+    async fn for_action(&self, action: Action) -> Vec<CheckResult> {
         let wants = |number: u8| self.checks.wants(number);
         let mut results = Vec::new();
         if wants(10) {
             for door in Door::BOTH {
-                results.push(self.new_requests(door).await);
+                results.push(self.new_requests(action, door).await);
             }
         }
         let hang = Fault::Hang {
@@ -107,55 +192,82 @@ impl<'a> RemoteChecks<'a> {
             }
             for door in Door::BOTH {
                 results.push(
-                    self.unknown_then_settled(number, name, fault.clone(), door)
+                    self.unknown_then_settled(action, number, name, fault.clone(), door)
                         .await,
                 );
             }
         }
-        if wants(14) {
-            for door in Door::BOTH {
-                results.push(self.unreachable(door).await);
+        let checks: [(u8, Check); 4] = [
+            (14, Check::Unreachable),
+            (15, Check::Rejected),
+            (16, Check::PastDedupWindow),
+            (17, Check::CrashBeforeDispatch),
+        ];
+        for (number, check) in checks {
+            if !wants(number) {
+                continue;
             }
-        }
-        if wants(15) {
             for door in Door::BOTH {
-                results.push(self.rejected(door).await);
-            }
-        }
-        if wants(16) {
-            for door in Door::BOTH {
-                results.push(self.past_dedup_window(door).await);
-            }
-        }
-        if wants(17) {
-            for door in Door::BOTH {
-                results.push(self.crash_before_dispatch(door).await);
+                results.push(match check {
+                    Check::Unreachable => self.unreachable(action, door).await,
+                    Check::Rejected => self.rejected(action, door).await,
+                    Check::PastDedupWindow => self.past_dedup_window(action, door).await,
+                    Check::CrashBeforeDispatch => self.crash_before_dispatch(action, door).await,
+                });
             }
         }
         results
     }
 
-    /// A ticket whose title is unique, so the simulator's faults and counts
-    /// can pick it out.
-    fn ticket(&self, label: &str) -> Ticket {
-        let ticket = self.checks.ticket(label);
-        Ticket {
-            title: format!("{} {}", ticket.title, ticket.project_id),
-            ..ticket
+    /// The check's name: a create's is the one it has always had; the
+    /// other actions' name the action.
+    fn name(action: Action, slug: &str, door: Door) -> String {
+        match action {
+            Action::CreateTicket => format!("{slug} [{door}]"),
+            _ => format!("{slug} {action} [{door}]"),
         }
     }
 
-    async fn create(&self, door: Door, key: &str, ticket: &Ticket) -> Answer {
-        self.checks.create(door, Some(key), ticket).await
+    /// The intended effect of `action` for a check: a ticket whose title is
+    /// unique (so the simulator's faults and counts can pick it out), made
+    /// by the write for a create, made now for the other actions to act on.
+    async fn aim(&self, action: Action, slug: &str, door: Door) -> Result<Aim, String> {
+        let name = Self::name(action, slug, door);
+        let ticket = self.checks.ticket(&name);
+        let ticket = Ticket {
+            title: format!("{} {}", ticket.title, ticket.project_id),
+            ..ticket
+        };
+        let intent = self.checks.intent_on(action, ticket.clone()).await?;
+        let provider_ticket = match intent.subject() {
+            None => None,
+            Some(subject) => Some(
+                self.checks
+                    .provider_ticket_id(subject)
+                    .await?
+                    .ok_or_else(|| format!("ticket {subject} has no id at the provider"))?,
+            ),
+        };
+        Ok(Aim {
+            action,
+            name,
+            intent,
+            ticket,
+            provider_ticket,
+        })
+    }
+
+    async fn write(&self, door: Door, key: &str, write: &Write) -> Answer {
+        self.checks.write_on(door, key, write).await
     }
 
     /// Retries `key` as a patient caller would until the outcome is known
-    /// (a ticket) or `settle_within` has passed.
+    /// (the effect) or `settle_within` has passed.
     async fn retry_until_settled(
         &self,
         door: Door,
         key: &str,
-        ticket: &Ticket,
+        write: &Write,
         first: Answer,
     ) -> Attempts {
         let mut attempts = Attempts {
@@ -165,38 +277,40 @@ impl<'a> RemoteChecks<'a> {
         let deadline = Instant::now() + self.provider.settle_within;
         while !attempts.settled() && Instant::now() < deadline {
             tokio::time::sleep(RETRY_PAUSE).await;
-            attempts.retries.push(self.create(door, key, ticket).await);
+            attempts.retries.push(self.write(door, key, write).await);
         }
         attempts
     }
 
-    /// The provider's tickets with this title, and the server's own.
-    async fn seen(&self, ticket: &Ticket, intended: usize) -> Result<(Seen, usize), String> {
+    /// What the provider holds for the check, and what the server shows.
+    async fn seen(&self, aim: &Aim, intended: usize) -> Result<(Seen, usize), String> {
         let counts = self
             .sim
             .counts()
             .await
             .map_err(|e| format!("cannot read the simulator's counts: {e}"))?;
-        let at_provider = counts.tickets_titled(&ticket.title);
-        let local = self.checks.count(ticket).await?;
-        // The judged tickets are the provider's: the ground truth.
+        let at_provider = aim.at_provider(&counts);
+        let local = match aim.action {
+            Action::CreateTicket => self.checks.count(&aim.ticket).await?.len(),
+            _ => self.checks.effects(&aim.intent).await?.len(),
+        };
+        // The judged effects are the provider's: the ground truth.
         let effects = (0..at_provider)
-            .map(|i| format!("provider ticket {}", i + 1))
+            .map(|i| format!("provider {} {}", aim.action, i + 1))
             .collect();
-        Ok((Seen { effects, intended }, local.len()))
+        Ok((Seen { effects, intended }, local))
     }
 
     async fn judge(
         &self,
         number: u8,
-        name: String,
-        ticket: &Ticket,
+        aim: &Aim,
         intended: usize,
         ok: bool,
         detail: String,
     ) -> CheckResult {
-        let check = CheckId::create(number, name);
-        match self.seen(ticket, intended).await {
+        let check = CheckId::of(number, aim.name.clone(), aim.action);
+        match self.seen(aim, intended).await {
             Err(e) => Checks::judge(check, Err(e), false, detail),
             Ok((seen, local)) => {
                 let mirrored = local == seen.effects.len();
@@ -204,7 +318,8 @@ impl<'a> RemoteChecks<'a> {
                     detail
                 } else {
                     format!(
-                        "{detail}; the server lists {local} ticket(s), the provider holds {}",
+                        "{detail}; the server shows {local} {} effect(s), the provider holds {}",
+                        aim.action,
                         seen.effects.len()
                     )
                 };
@@ -213,20 +328,29 @@ impl<'a> RemoteChecks<'a> {
         }
     }
 
-    /// Schedules `fault` for the next create of `ticket` (matched by its
-    /// unique project id in the title).
-    async fn fault_on(&self, ticket: &Ticket, fault: Fault) -> Result<(), String> {
+    /// Schedules `fault` for the next request of the aim's kind on its
+    /// ticket (matched by the unique project id in the ticket's title).
+    async fn fault_on(&self, aim: &Aim, fault: Fault) -> Result<(), String> {
         self.sim
-            .add_fault(&FaultRule::create(fault).title_contains(&ticket.project_id))
+            .add_fault(&FaultRule::on(aim.fault_on(), fault).title_contains(&aim.ticket.project_id))
             .await
             .map_err(|e| format!("cannot set the fault: {e}"))
     }
 
-    /// Check 10: two keys with the same content are two intended tickets.
-    async fn new_requests(&self, door: Door) -> CheckResult {
-        let ticket = self.ticket("twice on purpose");
-        let first = self.create(door, &self.checks.key(), &ticket).await;
-        let second = self.create(door, &self.checks.key(), &ticket).await;
+    /// Check 10: two keys are two intended effects (for a create, even with
+    /// the same content).
+    async fn new_requests(&self, action: Action, door: Door) -> CheckResult {
+        let aim = match self
+            .aim(action, "new-requests-not-deduplicated", door)
+            .await
+        {
+            Ok(aim) => aim,
+            Err(why) => return broken(10, action, door, "new-requests-not-deduplicated", why),
+        };
+        let first = self
+            .write(door, &self.checks.key(), &aim.intent.write)
+            .await;
+        let second = self.write(door, &self.checks.key(), &aim.another()).await;
         let ok =
             matches!(first, Answer::Created { .. }) && matches!(second, Answer::Created { .. });
         let detail = format!(
@@ -234,138 +358,157 @@ impl<'a> RemoteChecks<'a> {
             short(&first),
             short(&second)
         );
-        self.judge(
-            10,
-            format!("new-requests-not-deduplicated [{door}]"),
-            &ticket,
-            2,
-            ok,
-            detail,
-        )
-        .await
+        self.judge(10, &aim, 2, ok, detail).await
     }
 
     /// Checks 11 to 13: the fault hits the first dispatch; the first answer
     /// must be "unknown", and retries with the same key settle on exactly
-    /// one ticket.
+    /// one effect.
     async fn unknown_then_settled(
         &self,
+        action: Action,
         number: u8,
-        name: &str,
+        slug: &str,
         fault: Fault,
         door: Door,
     ) -> CheckResult {
-        let name = format!("{name} [{door}]");
-        let ticket = self.ticket(&name);
-        if let Err(why) = self.fault_on(&ticket, fault).await {
-            return broken(number, name, why);
+        let aim = match self.aim(action, slug, door).await {
+            Ok(aim) => aim,
+            Err(why) => return broken(number, action, door, slug, why),
+        };
+        if let Err(why) = self.fault_on(&aim, fault).await {
+            return broken(number, action, door, slug, why);
         }
         let key = self.checks.key();
-        let first = self.create(door, &key, &ticket).await;
+        let first = self.write(door, &key, &aim.intent.write).await;
         let retry_key = self.checks.retry_key(&key);
         let attempts = self
-            .retry_until_settled(door, &retry_key, &ticket, first)
+            .retry_until_settled(door, &retry_key, &aim.intent.write, first)
             .await;
         let ok =
             attempts.first == Answer::Unknown && attempts.settled() && attempts.honest_meanwhile();
-        self.judge(number, name, &ticket, 1, ok, attempts.describe())
-            .await
+        self.judge(number, &aim, 1, ok, attempts.describe()).await
     }
 
     /// Check 14: the provider is down: nothing was made, the key is kept,
-    /// and a retry once it is back makes the one ticket.
-    async fn unreachable(&self, door: Door) -> CheckResult {
-        let name = format!("provider-unreachable [{door}]");
-        let ticket = self.ticket(&name);
+    /// and a retry once it is back makes the one effect.
+    async fn unreachable(&self, action: Action, door: Door) -> CheckResult {
+        let slug = "provider-unreachable";
+        let aim = match self.aim(action, slug, door).await {
+            Ok(aim) => aim,
+            Err(why) => return broken(14, action, door, slug, why),
+        };
         let outage = Duration::from_millis(800);
         if let Err(e) = self.sim.outage(outage).await {
-            return broken(14, name, format!("cannot start an outage: {e}"));
+            let why = format!("cannot start an outage: {e}");
+            return broken(14, action, door, slug, why);
         }
         let key = self.checks.key();
-        let first = self.create(door, &key, &ticket).await;
+        let first = self.write(door, &key, &aim.intent.write).await;
         tokio::time::sleep(outage + Duration::from_millis(200)).await;
-        let attempts = self.retry_until_settled(door, &key, &ticket, first).await;
+        let attempts = self
+            .retry_until_settled(door, &key, &aim.intent.write, first)
+            .await;
         let ok = matches!(attempts.first, Answer::NotCreated(_))
             && matches!(attempts.last(), Answer::Created { .. });
-        self.judge(14, name, &ticket, 1, ok, attempts.describe())
-            .await
+        self.judge(14, &aim, 1, ok, attempts.describe()).await
     }
 
     /// Check 15: the provider refuses once: not created, key kept; the next
-    /// try with the same key makes the ticket.
-    async fn rejected(&self, door: Door) -> CheckResult {
-        let name = format!("provider-rejects [{door}]");
-        let ticket = self.ticket(&name);
-        if let Err(why) = self.fault_on(&ticket, Fault::Reject).await {
-            return broken(15, name, why);
+    /// try with the same key makes the effect.
+    async fn rejected(&self, action: Action, door: Door) -> CheckResult {
+        let slug = "provider-rejects";
+        let aim = match self.aim(action, slug, door).await {
+            Ok(aim) => aim,
+            Err(why) => return broken(15, action, door, slug, why),
+        };
+        if let Err(why) = self.fault_on(&aim, Fault::Reject).await {
+            return broken(15, action, door, slug, why);
         }
         let key = self.checks.key();
-        let first = self.create(door, &key, &ticket).await;
-        let second = self.create(door, &key, &ticket).await;
+        let first = self.write(door, &key, &aim.intent.write).await;
+        let second = self.write(door, &key, &aim.intent.write).await;
         let ok = matches!(first, Answer::NotCreated(_)) && matches!(second, Answer::Created { .. });
         let detail = format!("first: {}, retry: {}", short(&first), short(&second));
-        self.judge(15, name, &ticket, 1, ok, detail).await
+        self.judge(15, &aim, 1, ok, detail).await
     }
 
     /// Check 16: the answer is lost, and the retry comes after the
     /// provider's dedup window: a re-send would duplicate, so only
     /// reconciliation may decide.
-    async fn past_dedup_window(&self, door: Door) -> CheckResult {
-        let name = format!("past-dedup-window [{door}]");
+    async fn past_dedup_window(&self, action: Action, door: Door) -> CheckResult {
+        let slug = "past-dedup-window";
         let Some(window) = self.provider.dedup_window else {
             return Checks::skip(
-                CheckId::create(16, name),
+                CheckId::of(16, Self::name(action, slug, door), action),
                 "needs a simulator that honours keys, and its window (--provider-dedup-window-ms)",
             );
         };
-        let ticket = self.ticket(&name);
-        if let Err(why) = self.fault_on(&ticket, Fault::CommitThenDrop).await {
-            return broken(16, name, why);
+        let aim = match self.aim(action, slug, door).await {
+            Ok(aim) => aim,
+            Err(why) => return broken(16, action, door, slug, why),
+        };
+        if let Err(why) = self.fault_on(&aim, Fault::CommitThenDrop).await {
+            return broken(16, action, door, slug, why);
         }
         let key = self.checks.key();
-        let first = self.create(door, &key, &ticket).await;
+        let first = self.write(door, &key, &aim.intent.write).await;
         tokio::time::sleep(window + Duration::from_millis(100)).await;
         let retry_key = self.checks.retry_key(&key);
         let attempts = self
-            .retry_until_settled(door, &retry_key, &ticket, first)
+            .retry_until_settled(door, &retry_key, &aim.intent.write, first)
             .await;
         let ok =
             attempts.first == Answer::Unknown && attempts.settled() && attempts.honest_meanwhile();
-        self.judge(16, name, &ticket, 1, ok, attempts.describe())
-            .await
+        self.judge(16, &aim, 1, ok, attempts.describe()).await
     }
 
     /// Check 17: the server dies after recording the intent and before
     /// sending it; after a restart, retries with the same key make the one
-    /// ticket (once the dead worker's lease has run out and the provider
+    /// effect (once the dead worker's lease has run out and the provider
     /// shows nothing).
-    async fn crash_before_dispatch(&self, door: Door) -> CheckResult {
-        let name = format!("crash-before-dispatch [{door}]");
+    async fn crash_before_dispatch(&self, action: Action, door: Door) -> CheckResult {
+        let slug = "crash-before-dispatch";
         let Some(restart) = &self.checks.target().restart else {
             return Checks::skip(
-                CheckId::create(17, name),
+                CheckId::of(17, Self::name(action, slug, door), action),
                 "needs a way to restart the server (--restart-cmd) and a fault-injection build",
             );
         };
-        let ticket = self.ticket(&name);
+        let aim = match self.aim(action, slug, door).await {
+            Ok(aim) => aim,
+            Err(why) => return broken(17, action, door, slug, why),
+        };
         let key = format!("{CRASH_BEFORE_DISPATCH}{}", self.checks.key());
-        let crashed = self.create(door, &key, &ticket).await;
+        let crashed = self.write(door, &key, &aim.intent.write).await;
         if let Err(e) = restart.restart().await {
-            return broken(17, name, format!("restart failed: {e}"));
+            return broken(17, action, door, slug, format!("restart failed: {e}"));
         }
         if !self.checks.wait_ready().await {
-            return broken(17, name, "the server did not come back".into());
+            let why = "the server did not come back".to_owned();
+            return broken(17, action, door, slug, why);
         }
-        let attempts = self.retry_until_settled(door, &key, &ticket, crashed).await;
+        let attempts = self
+            .retry_until_settled(door, &key, &aim.intent.write, crashed)
+            .await;
         let ok = matches!(attempts.first, Answer::Lost(_))
             && attempts.settled()
             && attempts.honest_meanwhile();
-        self.judge(17, name, &ticket, 1, ok, attempts.describe())
-            .await
+        self.judge(17, &aim, 1, ok, attempts.describe()).await
     }
 }
 
+/// Checks 14 to 17, one function each.
+#[derive(Debug, Clone, Copy)]
+enum Check {
+    Unreachable,
+    Rejected,
+    PastDedupWindow,
+    CrashBeforeDispatch,
+}
+
 /// A check that could not run as designed: it fails, saying why.
-fn broken(number: u8, name: String, why: String) -> CheckResult {
-    Checks::broken(CheckId::create(number, name), why)
+fn broken(number: u8, action: Action, door: Door, slug: &str, why: String) -> CheckResult {
+    let name = RemoteChecks::name(action, slug, door);
+    Checks::broken(CheckId::of(number, name, action), why)
 }

@@ -382,6 +382,26 @@ impl Counts {
             .sum()
     }
 
+    /// How many change records of `kind` exist on the ticket with the
+    /// simulator's id `ticket_id`, whatever their reference.
+    pub fn changes_on_ticket(&self, kind: ChangeKind, ticket_id: &str) -> usize {
+        self.changes_by_external_ref
+            .iter()
+            .filter(|r| r.kind == kind && r.ticket_id == ticket_id)
+            .map(|r| usize::try_from(r.count).unwrap_or(usize::MAX))
+            .sum()
+    }
+
+    /// How many comments exist on the ticket with the simulator's id
+    /// `ticket_id`, whatever their reference.
+    pub fn comments_on_ticket(&self, ticket_id: &str) -> usize {
+        self.comments_by_external_ref
+            .iter()
+            .filter(|r| r.ticket_id == ticket_id)
+            .map(|r| usize::try_from(r.count).unwrap_or(usize::MAX))
+            .sum()
+    }
+
     /// How many comments exist on tickets whose current title is exactly
     /// `title`, whatever their reference.
     pub fn comments_on_ticket_titled(&self, title: &str) -> usize {

@@ -260,6 +260,11 @@ pub struct EffectLedger {
     pub duplicates_at_provider: Vec<String>,
     /// Every call made for it, oldest first.
     pub attempts: Vec<EffectAttempt>,
+    /// Whether reconciliation gave up on it: its outcome is `unknown`, its
+    /// attempts reached the cap, and no worker will call the provider for
+    /// it again until an operator resolves it. Its outcome is final in the
+    /// sense that only a person changes it.
+    pub given_up: bool,
 }
 
 impl EffectLedger {

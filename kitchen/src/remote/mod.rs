@@ -137,9 +137,9 @@ impl Remote {
     ) -> Result<Outcome<A::Result>, KitchenError> {
         let now = self.engine.clock.now();
         let fingerprint = Engine::fingerprint::<A>(&command);
-        let record = self
-            .engine
-            .record::<A>(actor, key, fingerprint, now, OperationState::InProgress);
+        let record =
+            self.engine
+                .record::<A>(actor, key, fingerprint, now, OperationState::InProgress);
         let scope = Scope::of(&record);
         let request_snapshot = serde_json::to_string(request)
             .map_err(|e| KitchenError::CorruptRecord(format!("request snapshot: {e}")))?;
@@ -274,6 +274,8 @@ impl Remote {
                         reason: row.state_detail.unwrap_or_else(|| {
                             "The provider's answer was lost; reconciliation is running.".into()
                         }),
+                        // Out of the reconciler's queue while unknown: given up.
+                        gave_up: row.next_check_ms.is_none(),
                     },
                     OperationState::FailedBeforeEffect => Outcome::NotCreated {
                         operation: current.reference(),

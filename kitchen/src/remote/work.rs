@@ -60,13 +60,18 @@ impl Remote {
         trigger: Trigger,
     ) -> Result<&'static str, KitchenError> {
         Ok(match scope.action {
-            Action::CreateTicket => self.work::<CreateTicket>(scope, lease, trigger).await?.name(),
-            Action::UpdateTicket => self.work::<UpdateTicket>(scope, lease, trigger).await?.name(),
-            Action::TransitionTicket => {
-                self.work::<TransitionTicket>(scope, lease, trigger)
-                    .await?
-                    .name()
-            }
+            Action::CreateTicket => self
+                .work::<CreateTicket>(scope, lease, trigger)
+                .await?
+                .name(),
+            Action::UpdateTicket => self
+                .work::<UpdateTicket>(scope, lease, trigger)
+                .await?
+                .name(),
+            Action::TransitionTicket => self
+                .work::<TransitionTicket>(scope, lease, trigger)
+                .await?
+                .name(),
             Action::AddComment => self.work::<AddComment>(scope, lease, trigger).await?.name(),
         })
     }
@@ -255,7 +260,9 @@ impl Remote {
         let timeout = self.settings.call_timeout;
         let answer = tokio::time::timeout(timeout, self.provider.find_by_reference(&search))
             .await
-        .unwrap_or_else(|_| Lookup::Failed(format!("no answer within {} ms", timeout.as_millis())));
+            .unwrap_or_else(|_| {
+                Lookup::Failed(format!("no answer within {} ms", timeout.as_millis()))
+            });
         tracing::info!(
             operation_key = %job.scope.key,
             external_ref = %job.external_ref,
@@ -407,9 +414,15 @@ impl Remote {
         if effects::give_up(&self.db, &job.scope, job.lease, &detail).await? {
             warn_gave_up(job, made);
         }
+        // Given up before (this is a later worker): the words recorded then,
+        // with the provider's last answer.
+        let recorded = effects::find(&self.db, &job.scope)
+            .await?
+            .and_then(|row| row.state_detail);
         Ok(Outcome::Unknown {
             operation: self.reference(&job.scope).await?,
-            reason: detail,
+            reason: recorded.unwrap_or(detail),
+            gave_up: true,
         })
     }
 
@@ -531,6 +544,7 @@ impl Remote {
         }
         Ok(Outcome::Unknown {
             operation: self.reference(&job.scope).await?,
+            gave_up: gave_up.is_some(),
             reason: gave_up.unwrap_or_else(|| detail.into()),
         })
     }
@@ -562,16 +576,7 @@ impl Remote {
         detail: String,
     ) -> Result<NotCreatedReason, KitchenError> {
         let attempts = effects::attempts(&self.db, scope).await?;
-        let last_dispatch = attempts
-            .into_iter()
-            .rev()
-            .find(|a| a.kind == AttemptKind::Dispatch);
-        Ok(match last_dispatch {
-            Some(a) if a.result == Some(AttemptResult::Rejected) => {
-                NotCreatedReason::Rejected(a.detail.unwrap_or(detail))
-            }
-            _ => NotCreatedReason::Unavailable(detail),
-        })
+        Ok(NotCreatedReason::from_ledger(&attempts, detail))
     }
 
     /// The provider's id of the ticket the job's write acts on; `None` for

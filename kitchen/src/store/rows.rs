@@ -91,13 +91,16 @@ pub(crate) struct EffectRow {
     /// The provider's ids of copies of the effect besides the original,
     /// comma-separated; `None` when the provider holds it once.
     pub(crate) provider_duplicates: Option<String>,
+    /// When the reconciler looks next (Unix ms); `None` once settled, or
+    /// for an `unknown` effect, once given up on.
+    pub(crate) next_check_ms: Option<i64>,
 }
 
 /// The effect columns [`EffectRow`] reads besides the operation's.
 macro_rules! effect_columns {
     () => {
         "request_snapshot, external_ref, key_trusted_until, first_dispatched_at, \
-         last_dispatched_at, state_detail, provider_duplicates"
+         last_dispatched_at, state_detail, provider_duplicates, next_check_ms"
     };
 }
 pub(crate) use effect_columns;

@@ -7,8 +7,8 @@ use std::time::Duration;
 use kitchen::fake_provider::FakeProvider;
 use kitchen::testing::{TestDatabase, tenant_with_token};
 use kitchen::{
-    Action, KitchenConfig, OperationKey, OperationState, Outcome, RemoteSettings,
-    ResultSnapshot, TicketBackend, TicketId,
+    Action, KitchenConfig, OperationKey, OperationState, Outcome, RemoteSettings, ResultSnapshot,
+    TicketBackend, TicketId,
 };
 
 use crate::support::{

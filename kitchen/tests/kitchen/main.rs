@@ -24,3 +24,4 @@ mod transition;
 mod update;
 mod upgrade;
 mod upgrade_0004;
+mod upgrade_0005;

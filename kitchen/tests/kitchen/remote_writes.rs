@@ -13,8 +13,8 @@ use std::time::Duration;
 use kitchen::fake_provider::{DispatchFault, FakeProvider};
 use kitchen::testing::TestDatabase;
 use kitchen::{
-    Action, EffectKind, ExternalRef, KitchenConfig, NotCreatedReason, OperationKey,
-    OperationState, Outcome, Refusal, RemoteSettings, TicketBackend, TicketStatus, Trigger,
+    Action, EffectKind, ExternalRef, KitchenConfig, NotCreatedReason, OperationKey, OperationState,
+    Outcome, Refusal, RemoteSettings, TicketBackend, TicketStatus, Trigger,
 };
 
 use crate::support::{
@@ -107,7 +107,11 @@ impl Remote {
         match change {
             Change::Update => said(
                 kitchen
-                    .update_ticket(actor, key, &update(ticket, r#"{"title": "Disk full on db-1"}"#))
+                    .update_ticket(
+                        actor,
+                        key,
+                        &update(ticket, r#"{"title": "Disk full on db-1"}"#),
+                    )
                     .await
                     .expect("update"),
             ),
@@ -194,10 +198,16 @@ async fn every_write_is_sent_to_the_provider_and_mirrored(db: TestDatabase) {
     }
     // The local copy is the provider's ticket: the update, then the move.
     let local = remote.desk.current(remote.desk.ticket.id).await;
-    let at_provider = remote.provider.ticket(&provider_id).expect("at the provider");
+    let at_provider = remote
+        .provider
+        .ticket(&provider_id)
+        .expect("at the provider");
     assert_eq!(local.title.as_str(), "Disk full on db-1");
     assert_eq!(local.status, TicketStatus::InProgress);
-    assert_eq!((local.version, at_provider.version), (at_provider.version, local.version));
+    assert_eq!(
+        (local.version, at_provider.version),
+        (at_provider.version, local.version)
+    );
     assert_eq!(local.version.get(), 3, "a comment is not a new version");
     let comments = remote.desk.comments(remote.desk.ticket.id).await;
     assert_eq!(comments.len(), 1);
@@ -224,7 +234,11 @@ async fn a_lost_answer_is_reconciled_into_exactly_one_effect(db: TestDatabase) {
             remote.provider.fail_next_dispatch(fault.clone());
             let key = fresh_key();
             let first = remote.send(change, &key).await;
-            assert_eq!(first.name, "unknown", "{change:?} {fault:?}: {}", first.outcome);
+            assert_eq!(
+                first.name, "unknown",
+                "{change:?} {fault:?}: {}",
+                first.outcome
+            );
             let retries = remote.retry_until_settled(change, &key).await;
             let last = retries.last().expect("at least one retry");
             assert!(
@@ -313,7 +327,10 @@ async fn nothing_is_sent_for_a_write_the_local_copy_refuses(db: TestDatabase) {
     ));
     assert_eq!(remote.dispatches(), sent, "nothing was sent");
     for change in Change::ALL {
-        assert!(remote.desk.unused(change.action(), &key).await, "{change:?}");
+        assert!(
+            remote.desk.unused(change.action(), &key).await,
+            "{change:?}"
+        );
     }
 }
 
@@ -413,7 +430,11 @@ async fn a_change_reconciled_late_never_rolls_the_local_copy_back(db: TestDataba
         .fail_next_dispatch(DispatchFault::CommitThenLose);
     let a = fresh_key();
     let lost = kitchen
-        .update_ticket(actor, &a, &update(ticket, r#"{"title": "Disk full on db-1"}"#))
+        .update_ticket(
+            actor,
+            &a,
+            &update(ticket, r#"{"title": "Disk full on db-1"}"#),
+        )
         .await
         .expect("update");
     assert_eq!(lost.name(), "unknown");
@@ -432,7 +453,11 @@ async fn a_change_reconciled_late_never_rolls_the_local_copy_back(db: TestDataba
     tokio::time::sleep(Duration::from_millis(40)).await;
     let found = replayed(
         kitchen
-            .update_ticket(actor, &a, &update(ticket, r#"{"title": "Disk full on db-1"}"#))
+            .update_ticket(
+                actor,
+                &a,
+                &update(ticket, r#"{"title": "Disk full on db-1"}"#),
+            )
             .await
             .expect("retry"),
     );
@@ -448,7 +473,11 @@ async fn a_change_reconciled_late_never_rolls_the_local_copy_back(db: TestDataba
         .filter(|e| e.action == Action::UpdateTicket)
         .map(|e| e.version.get())
         .collect();
-    assert_eq!(versions, [3, 2], "one entry per change, at the version it made");
+    assert_eq!(
+        versions,
+        [3, 2],
+        "one entry per change, at the version it made"
+    );
 }
 
 async fn a_duplicate_at_the_provider_is_reported_not_hidden(db: TestDatabase) {

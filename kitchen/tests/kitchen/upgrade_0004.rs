@@ -58,7 +58,7 @@ pub(crate) fn ceil_to_second(t: OffsetDateTime) -> OffsetDateTime {
 /// A raw connection to the test database, for writing the old rows and
 /// reading back what the kitchen has no API for (the effect ledger's
 /// columns and attempts, as stored).
-enum Raw {
+pub(crate) enum Raw {
     Sqlite(SqlitePool),
     Postgres(PgPool),
 }
@@ -68,14 +68,15 @@ enum Raw {
 macro_rules! on_raw {
     ($raw:expr, $pool:ident => $body:expr) => {
         match $raw {
-            Raw::Sqlite($pool) => $body,
-            Raw::Postgres($pool) => $body,
+            $crate::upgrade_0004::Raw::Sqlite($pool) => $body,
+            $crate::upgrade_0004::Raw::Postgres($pool) => $body,
         }
     };
 }
+pub(crate) use on_raw;
 
 impl Raw {
-    async fn open(db: &TestDatabase) -> Self {
+    pub(crate) async fn open(db: &TestDatabase) -> Self {
         match db.backend() {
             Backend::Sqlite => {
                 let options = SqliteConnectOptions::from_str(db.url())
@@ -100,12 +101,12 @@ impl Raw {
         }
     }
 
-    async fn close(self) {
+    pub(crate) async fn close(self) {
         on_raw!(self, pool => pool.close().await);
     }
 
     /// The migrations recorded as applied, in order.
-    async fn applied(&self) -> Vec<i64> {
+    pub(crate) async fn applied(&self) -> Vec<i64> {
         on_raw!(self, pool => {
             sqlx::query_scalar("SELECT version FROM _sqlx_migrations ORDER BY version")
                 .fetch_all(pool)
@@ -118,7 +119,7 @@ impl Raw {
 /// The previous release's fingerprint: SHA-256 over the action and encoding
 /// version, then the action's canonical JSON (fields in alphabetical
 /// order), here as the literal text that release hashed.
-fn fingerprint(action: &str, canonical: &str) -> String {
+pub(crate) fn fingerprint(action: &str, canonical: &str) -> String {
     let mut hasher = Sha256::new();
     hasher.update(format!("{action}\nv1\n").as_bytes());
     hasher.update(canonical.as_bytes());
@@ -214,11 +215,11 @@ struct OldHistory {
 
 /// The remote backend's columns of a record.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
-struct Ledger {
+pub(crate) struct Ledger {
     state: String,
     state_detail: Option<String>,
     request_snapshot: Option<String>,
-    external_ref: Option<String>,
+    pub(crate) external_ref: Option<String>,
     key_trusted_until: Option<OffsetDateTime>,
     first_dispatched_at: Option<OffsetDateTime>,
     last_dispatched_at: Option<OffsetDateTime>,
@@ -229,7 +230,7 @@ struct Ledger {
 
 /// One call to the provider, as the ledger recorded it.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
-struct Attempt {
+pub(crate) struct Attempt {
     attempt_no: i32,
     kind: String,
     trigger: String,
@@ -242,23 +243,23 @@ struct Attempt {
 /// An operation record as the previous release wrote it, and the request
 /// its caller would send again on a retry.
 #[derive(Debug, Clone)]
-struct OldRecord {
+pub(crate) struct OldRecord {
     action: Action,
     key: &'static str,
     fingerprint: String,
     state: OperationState,
-    ticket_id: Option<Uuid>,
+    pub(crate) ticket_id: Option<Uuid>,
     result: Option<String>,
     created_at: OffsetDateTime,
     /// What 0004 must fill `resource_id` with: the ticket, or for
     /// `add_comment` the comment.
     resource_id: Option<Uuid>,
     /// Remote backend only: the effect ledger and its attempts.
-    ledger: Option<(Ledger, Vec<Attempt>)>,
+    pub(crate) ledger: Option<(Ledger, Vec<Attempt>)>,
 }
 
 impl OldRecord {
-    fn key(&self) -> OperationKey {
+    pub(crate) fn key(&self) -> OperationKey {
         OperationKey::parse(self.key).expect("a valid key")
     }
 
@@ -288,13 +289,13 @@ enum Retry {
 }
 
 /// What the previous release left behind.
-struct PreviousRelease {
+pub(crate) struct PreviousRelease {
     /// The clock's "now" for the whole test: the old rows are placed
     /// relative to it.
-    now: OffsetDateTime,
-    tenant: Uuid,
+    pub(crate) now: OffsetDateTime,
+    pub(crate) tenant: Uuid,
     token: Uuid,
-    secret: String,
+    pub(crate) secret: String,
     /// Tickets as they are now (after every change below).
     tickets: Vec<OldTicket>,
     comments: Vec<OldComment>,
@@ -302,7 +303,7 @@ struct PreviousRelease {
     records: Vec<(OldRecord, Option<Retry>)>,
 }
 
-const KEY_CREATE_A: &str = "r3-create-disk-full";
+pub(crate) const KEY_CREATE_A: &str = "r3-create-disk-full";
 const KEY_UPDATE_A: &str = "r3-update-disk-full";
 const KEY_MOVE_A: &str = "r3-move-disk-full";
 const KEY_COMMENT_A: &str = "r3-comment-disk-full";
@@ -310,7 +311,7 @@ const KEY_COMMENT_A: &str = "r3-comment-disk-full";
 const KEY_CREATE_OLD: &str = "r3-create-login-slow";
 const KEY_UPDATE_OLD: &str = "r3-update-login-slow";
 /// A remote create whose outcome is still open, and older than the window.
-const KEY_UNKNOWN: &str = "r3-remote-unknown";
+pub(crate) const KEY_UNKNOWN: &str = "r3-remote-unknown";
 /// A remote create the provider refused.
 const KEY_FAILED: &str = "r3-remote-failed";
 
@@ -447,7 +448,7 @@ macro_rules! insert_rows {
 }
 
 impl PreviousRelease {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         // A fraction of a second that is not whole, so that the horizons'
         // rounding up shows; microseconds, as both databases store.
         let now = OffsetDateTime::now_utc()
@@ -800,7 +801,7 @@ impl PreviousRelease {
         }
     }
 
-    fn record(&self, key: &str) -> &OldRecord {
+    pub(crate) fn record(&self, key: &str) -> &OldRecord {
         &self
             .records
             .iter()
@@ -811,7 +812,7 @@ impl PreviousRelease {
 
     /// Migrates the database to the previous release with sqlx's migrator,
     /// then writes every row with that release's columns.
-    async fn fill(&self, db: &TestDatabase) {
+    pub(crate) async fn fill(&self, db: &TestDatabase) {
         let raw = Raw::open(db).await;
         let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations")).join(
             match db.backend() {
@@ -867,7 +868,7 @@ async fn ledger(raw: &Raw, tenant: Uuid, record: &OldRecord) -> (Ledger, Vec<Att
 
 /// Every remote effect's ledger and attempts are as the previous release
 /// left them.
-async fn effects_are_untouched(raw: &Raw, old: &PreviousRelease) {
+pub(crate) async fn effects_are_untouched(raw: &Raw, old: &PreviousRelease) {
     for (r, _) in &old.records {
         if let Some(expected) = &r.ledger {
             assert_eq!(&ledger(raw, old.tenant, r).await, expected, "{}", r.key);
@@ -876,16 +877,17 @@ async fn effects_are_untouched(raw: &Raw, old: &PreviousRelease) {
 }
 
 /// Every ticket, comment and history entry reads back as it was written.
-async fn everything_reads_back(
+pub(crate) async fn everything_reads_back(
     kitchen: &Kitchen,
     old: &PreviousRelease,
     tenant: kitchen::TenantId,
+    others: usize,
 ) {
     let page = kitchen
         .list_tickets(tenant, None, PageSize::DEFAULT, None)
         .await
         .expect("list");
-    assert_eq!(page.tickets.len(), old.tickets.len());
+    assert_eq!(page.tickets.len(), old.tickets.len() + others);
     for t in &old.tickets {
         let ticket = kitchen
             .ticket(tenant, t.ticket_id())
@@ -928,7 +930,7 @@ async fn everything_reads_back(
 
 /// Every record keeps what it had and gained its lifecycle columns; the
 /// one named `swept`, if any, is a tombstone.
-async fn records_read_back(
+pub(crate) async fn records_read_back(
     kitchen: &Kitchen,
     old: &PreviousRelease,
     tenant: kitchen::TenantId,
@@ -1103,9 +1105,9 @@ async fn a_previous_release_database_upgrades_to_the_key_lifecycle(db: TestDatab
         },
     )
     .await
-    .expect("connect applies the pending migration");
+    .expect("connect applies the pending migrations");
     let raw = Raw::open(&db).await;
-    assert_eq!(raw.applied().await, [1, 2, 3, 4]);
+    assert_eq!(raw.applied().await, [1, 2, 3, 4, 5]);
 
     let caller: Caller = kitchen
         .authenticate(&old.secret)
@@ -1116,7 +1118,7 @@ async fn a_previous_release_database_upgrades_to_the_key_lifecycle(db: TestDatab
     let tenant = caller.tenant.id;
     let actor = kitchen::Actor::from(&caller);
 
-    everything_reads_back(&kitchen, &old, tenant).await;
+    everything_reads_back(&kitchen, &old, tenant, 0).await;
     records_read_back(&kitchen, &old, tenant, None).await;
     effects_are_untouched(&raw, &old).await;
 
@@ -1137,7 +1139,7 @@ async fn a_previous_release_database_upgrades_to_the_key_lifecycle(db: TestDatab
     assert_eq!(original.replayable_until, expired.replayable_until());
     assert_eq!(original.retained_until, expired.retained_until());
     // Retries wrote nothing.
-    everything_reads_back(&kitchen, &old, tenant).await;
+    everything_reads_back(&kitchen, &old, tenant, 0).await;
     records_read_back(&kitchen, &old, tenant, None).await;
     effects_are_untouched(&raw, &old).await;
 
@@ -1154,7 +1156,7 @@ async fn a_previous_release_database_upgrades_to_the_key_lifecycle(db: TestDatab
     records_read_back(&kitchen, &old, tenant, Some(KEY_CREATE_OLD)).await;
     effects_are_untouched(&raw, &old).await;
     every_old_key_answers(&kitchen, &old, actor).await;
-    everything_reads_back(&kitchen, &old, tenant).await;
+    everything_reads_back(&kitchen, &old, tenant, 0).await;
     assert_eq!(
         kitchen.sweeper().sweep_batch().await.expect("sweep"),
         SweepReport::default(),

@@ -16,7 +16,7 @@ use crate::json_body;
 use crate::problem::Problem;
 use crate::routes::pages::PageParams;
 use crate::routes::tickets::ticket_id;
-use crate::routes::writes::{self, WriteRequest};
+use crate::routes::writes::{self, OutcomeUnknown, WriteRequest};
 use crate::schema::{CommentBody, CommentPageBody, CommentRequest};
 
 /// Comment on a ticket, at most once per Idempotency-Key.
@@ -52,7 +52,7 @@ use crate::schema::{CommentBody, CommentPageBody, CommentRequest};
                 ("Idempotency-Replayable-Until" = String, description = "Until when a retry of this request with this key replays the first answer (RFC 3339); after it the same request answers `Idempotent-Replayed: expired`. See the API description."),
             ),
             links(("GetComment" = (operation_id = "get_comment", parameters(("id" = "$response.body#/ticket_id"), ("comment_id" = "$response.body#/id")), description = "The comment just added (or replayed)")))),
-        (status = 202, description = "With a ticket provider: its answer was lost, so the comment may or may not have happened there; the service is reconciling. Retry the same request with the same key, or GET the Location. Never use a new key for this comment.", body = OutcomeUnknown,
+        (status = 202, description = "With a ticket provider: its answer was lost, so the comment may or may not have been made there; the service is reconciling. Retry the same request with the same key, or GET the Location. Never use a new key for this comment.", body = OutcomeUnknown,
             headers(
                 ("Location" = String, description = "The operation's status resource"),
                 ("Retry-After" = u64, description = "Seconds to wait before asking again"),

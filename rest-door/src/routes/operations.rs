@@ -177,6 +177,31 @@ fn expired_next_step(
     )
 }
 
+/// What to do next with an effect reconciliation gave up on: only an
+/// operator settles it now.
+pub(crate) fn gave_up_next_step(action: Action) -> &'static str {
+    match action {
+        Action::CreateTicket => {
+            "Whether the ticket exists is still unknown, and the service has stopped asking the \
+             provider (see detail): an operator must check the provider for this operation's \
+             external reference. Retrying with this key answers the same; never use a new key \
+             for this ticket: that could create a duplicate."
+        }
+        Action::UpdateTicket | Action::TransitionTicket => {
+            "Whether the change was made is still unknown, and the service has stopped asking \
+             the provider (see detail): an operator must check the provider for this \
+             operation's external reference. Retrying with this key answers the same; never use \
+             a new key for this change: that could make it twice."
+        }
+        Action::AddComment => {
+            "Whether the comment exists is still unknown, and the service has stopped asking the \
+             provider (see detail): an operator must check the provider for this operation's \
+             external reference. Retrying with this key answers the same; never use a new key \
+             for this comment: that could add it twice."
+        }
+    }
+}
+
 /// What to do next, by action and state.
 pub(crate) fn next_step(action: Action, state: OperationState) -> &'static str {
     match (state, action) {
@@ -193,15 +218,35 @@ pub(crate) fn next_step(action: Action, state: OperationState) -> &'static str {
             "The comment was added. Sending the same request with this key again returns it \
              again and adds nothing; a different request with this key is refused."
         }
-        (OperationState::InProgress, _) => {
+        (OperationState::InProgress, Action::CreateTicket) => {
             "The ticket is being sent to the ticket provider. GET this again shortly, or retry \
              the same request with the same key. Do not use a new key for this ticket."
         }
-        (OperationState::Unknown, _) => {
+        (OperationState::InProgress, Action::UpdateTicket | Action::TransitionTicket) => {
+            "The change is being sent to the ticket provider. GET this again shortly, or retry \
+             the same request with the same key. Do not use a new key for this change."
+        }
+        (OperationState::InProgress, Action::AddComment) => {
+            "The comment is being sent to the ticket provider. GET this again shortly, or retry \
+             the same request with the same key. Do not use a new key for this comment."
+        }
+        (OperationState::Unknown, Action::CreateTicket) => {
             "The provider's answer was lost, so the ticket may or may not exist; the service is \
              reconciling with the provider's records. Retry the same request with the same key, \
              or GET this again: either returns the ticket once it is known. Never use a new key \
              for this ticket: that could create a duplicate."
+        }
+        (OperationState::Unknown, Action::UpdateTicket | Action::TransitionTicket) => {
+            "The provider's answer was lost, so the change may or may not have been made; the \
+             service is reconciling with the provider's records. Retry the same request with the \
+             same key, or GET this again: either returns the ticket as the change left it once \
+             it is known. Never use a new key for this change: that could make it twice."
+        }
+        (OperationState::Unknown, Action::AddComment) => {
+            "The provider's answer was lost, so the comment may or may not exist; the service is \
+             reconciling with the provider's records. Retry the same request with the same key, \
+             or GET this again: either returns the comment once it is known. Never use a new key \
+             for this comment: that could add it twice."
         }
         (OperationState::FailedBeforeEffect, _) => {
             "The provider made nothing, and the key was not used up: send the request again \
@@ -214,6 +259,7 @@ impl From<kitchen::OperationStatus> for OperationStatus {
     fn from(status: kitchen::OperationStatus) -> Self {
         let record = status.record;
         let detail = status.effect.as_ref().and_then(|e| e.state_detail.clone());
+        let given_up = status.effect.as_ref().is_some_and(|e| e.given_up);
         let effect = status.effect.map(|e| EffectBody {
             external_reference: e.external_ref.as_str().into(),
             downstream_key_trusted_until: e.key_trusted_until.map(links::rfc3339),
@@ -241,6 +287,7 @@ impl From<kitchen::OperationStatus> for OperationStatus {
         let created_at = links::rfc3339(record.created_at);
         let retained_until = links::rfc3339(record.retained_until);
         let next_step = match status.phase {
+            KeyPhase::Replayable if given_up => gave_up_next_step(record.action).to_owned(),
             KeyPhase::Replayable => next_step(record.action, record.state).to_owned(),
             // A forgotten key is answered 404 before it gets here.
             KeyPhase::Expired | KeyPhase::Forgotten => expired_next_step(

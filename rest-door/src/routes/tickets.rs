@@ -186,7 +186,7 @@ pub(crate) async fn get(
                 ("Idempotent-Replayed" = String, description = "`true` when this answer is a replay of the first one; `expired` when the key's replay window is over (the body is then the resource as it is now, and nothing new was made)"),
                 ("Idempotency-Replayable-Until" = String, description = "Until when a retry of this request with this key replays the first answer (RFC 3339); after it the same request answers `Idempotent-Replayed: expired`. See the API description."),
             )),
-        (status = 202, description = "With a ticket provider: its answer was lost, so the change may or may not have happened there; the service is reconciling. Retry the same request with the same key, or GET the Location. Never use a new key for this change.", body = OutcomeUnknown,
+        (status = 202, description = "With a ticket provider: its answer was lost, so the change may or may not have been made there; the service is reconciling. Retry the same request with the same key, or GET the Location. Never use a new key for this change.", body = OutcomeUnknown,
             headers(
                 ("Location" = String, description = "The operation's status resource"),
                 ("Retry-After" = u64, description = "Seconds to wait before asking again"),

@@ -178,10 +178,16 @@ fn answer<T: Current>(
             }),
             Some(operation.replayable_until),
         ),
-        Outcome::Unknown { operation, reason } => {
+        Outcome::Unknown {
+            operation,
+            reason,
+            gave_up,
+        } => {
             let until = operation.replayable_until;
+            // Given up on: waiting does not help, so no Retry-After.
+            let retry_after = (!gave_up).then_some(retry_after);
             (
-                Ok(outcome_unknown(&operation, reason, retry_after)),
+                Ok(outcome_unknown(&operation, reason, retry_after, gave_up)),
                 Some(until),
             )
         }
@@ -261,7 +267,8 @@ pub(crate) struct OutcomeUnknown {
 fn outcome_unknown(
     operation: &OperationRef,
     reason: String,
-    retry_after: std::time::Duration,
+    retry_after: Option<std::time::Duration>,
+    gave_up: bool,
 ) -> Response {
     let location = links::operation(operation.action, &operation.key);
     let body = OutcomeUnknown {
@@ -271,17 +278,23 @@ fn outcome_unknown(
         status_location: location.clone(),
         detail: reason,
         retry_safe: true,
-        next_step: crate::routes::operations::next_step(operation.action, OperationState::Unknown),
+        next_step: if gave_up {
+            crate::routes::operations::gave_up_next_step(operation.action)
+        } else {
+            crate::routes::operations::next_step(operation.action, OperationState::Unknown)
+        },
     };
     let mut response = (StatusCode::ACCEPTED, axum::Json(body)).into_response();
     let headers = response.headers_mut();
     if let Ok(location) = HeaderValue::from_str(&location) {
         headers.insert(header::LOCATION, location);
     }
-    headers.insert(
-        header::RETRY_AFTER,
-        HeaderValue::from(retry_after.as_secs().max(1)),
-    );
+    if let Some(retry_after) = retry_after {
+        headers.insert(
+            header::RETRY_AFTER,
+            HeaderValue::from(retry_after.as_secs().max(1)),
+        );
+    }
     response
 }
 
@@ -492,12 +505,17 @@ mod tests {
         let ticket: kitchen::TicketId = "01a22a26-e9e7-75b6-8d7f-025b02dea37c"
             .parse()
             .expect("a ticket id");
-        let (status, _, problem) =
-            refusal(Outcome::Refused(Refusal::NotAtProvider { ticket_id: ticket })).await;
+        let (status, _, problem) = refusal(Outcome::Refused(Refusal::NotAtProvider {
+            ticket_id: ticket,
+        }))
+        .await;
         assert_eq!(status, StatusCode::CONFLICT);
         assert_eq!(problem["type"], "/problems/ticket-not-at-provider");
         let detail = problem["detail"].as_str().expect("a detail");
-        assert!(detail.contains("01a22a26-e9e7-75b6-8d7f-025b02dea37c"), "{detail}");
+        assert!(
+            detail.contains("01a22a26-e9e7-75b6-8d7f-025b02dea37c"),
+            "{detail}"
+        );
         assert!(detail.contains("not used up"), "{detail}");
     }
 
@@ -511,7 +529,7 @@ mod tests {
         .await;
         assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
         let detail = problem["detail"].as_str().expect("a detail");
-        assert!(detail.contains("refused the update: 412"), "{detail}");
+        assert!(detail.contains("refused the change: 412"), "{detail}");
         assert!(detail.contains("Nothing was changed"), "{detail}");
         let (status, headers, problem) = refusal(Outcome::NotCreated {
             operation,

@@ -9,6 +9,7 @@ mod load;
 mod mcp_key_lifecycle;
 mod mcp_lifecycle;
 mod mcp_support;
+mod mcp_tasks;
 mod mcp_tools;
 mod mcp_transport;
 mod remote_backend;

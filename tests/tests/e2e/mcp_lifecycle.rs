@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use e2e_tests::{TestApp, snapshot_settings};
-use kitchen::fake_provider::FakeProvider;
+use kitchen::fake_provider::{DispatchFault, FakeProvider};
 use kitchen::testing::TestDatabase;
 use kitchen::{Action, KitchenConfig, RemoteSettings, TicketBackend};
 use serde_json::{Value, json};
@@ -590,43 +590,76 @@ async fn a_held_key_answers_in_progress(db: TestDatabase) {
     });
 }
 
-/// With tickets kept in a provider, only create_ticket is sent there: the
-/// other writes are refused for this deployment, as tool errors that say
-/// a retry will not help.
-async fn writes_other_than_create_are_refused_on_the_remote_backend(db: TestDatabase) {
+/// With tickets kept in a provider, every write goes there: a change whose
+/// answer the provider lost is `unknown` (not a tool error: it names what
+/// to do with the operation_id), and its retry replays once reconciled. A
+/// ticket made before the deployment kept its tickets there is
+/// `not_at_provider`, a tool error that leaves the operation_id unused.
+async fn lifecycle_writes_reach_the_provider_on_the_remote_backend(db: TestDatabase) {
+    // First the deployment keeps its tickets itself...
+    let local = TestApp::spawn(&db).await;
+    let acme = local.tenant("acme").await;
+    let here_only = new_ticket(
+        &connect(&local, &acme.token, Protocol::Stateless).await,
+        "Old",
+    )
+    .await;
+    // ...then it moves them to a provider.
+    let provider = FakeProvider::ignoring_keys();
     let config = KitchenConfig {
         backend: TicketBackend::Remote {
-            provider: Arc::new(FakeProvider::ignoring_keys()),
-            settings: RemoteSettings::default(),
+            provider: Arc::new(provider.clone()),
+            settings: RemoteSettings {
+                max_inflight: Duration::ZERO,
+                reconcile_every: Duration::from_secs(3600),
+                ..RemoteSettings::default()
+            },
         },
         ..KitchenConfig::default()
     };
     let app = TestApp::spawn_with(&db, config, Duration::from_secs(30)).await;
-    let acme = app.tenant("acme").await;
     let client = connect(&app, &acme.token, Protocol::Stateless).await;
     let id = new_ticket(&client, "Disk full").await;
-    let mut answers = Vec::new();
-    for (tool, args) in [
-        ("update_ticket", json!({"title": "Disk full on db-1"})),
-        ("transition_ticket", json!({"to": "in_progress"})),
-        ("add_comment", json!({"body": "On it"})),
-    ] {
-        let key = fresh_key();
-        let mut args = args;
-        args["ticket_id"] = id.clone().into();
-        args["operation_id"] = key.clone().into();
-        let (error, body) = answer(&client, tool, args).await;
-        assert!(error, "{tool}: {body}");
-        assert_eq!(body["status"], "not_on_this_backend", "{tool}: {body}");
-        let step = body["next_step"].as_str().expect("a next_step");
-        assert!(step.contains("retrying will not help"), "{step}");
-        assert_eq!(status_of(&client, tool, &key).await["state"], "not_found");
-        answers.push(body);
-    }
-    let (update, comment) = (&answers[0], &answers[2]);
+
+    provider.fail_next_dispatch(DispatchFault::CommitThenLose);
+    let key = fresh_key();
+    let args = json!({"ticket_id": id, "priority": "urgent", "operation_id": key});
+    let (error, unknown) = answer(&client, "update_ticket", args.clone()).await;
+    assert!(!error, "an unknown outcome is not an error: {unknown}");
+    assert_eq!(unknown["status"], "unknown", "{unknown}");
+    assert!(unknown["reason"].as_str().is_some(), "{unknown}");
+    let step = unknown["next_step"].as_str().expect("a next_step");
+    assert!(step.contains("same operation_id"), "{step}");
+    let (_, replayed) = answer(&client, "update_ticket", args).await;
+    assert_eq!(replayed["status"], "replayed", "{replayed}");
+    assert_eq!(replayed["ticket"]["version"], 2);
+
+    let moved_key = fresh_key();
+    let (_, moved) = answer(
+        &client,
+        "transition_ticket",
+        json!({"ticket_id": id, "to": "in_progress", "operation_id": moved_key}),
+    )
+    .await;
+    assert_eq!(moved["status"], "updated", "{moved}");
+
+    let comment_key = fresh_key();
+    let (error, refused) = answer(
+        &client,
+        "add_comment",
+        json!({"ticket_id": here_only, "body": "On it", "operation_id": comment_key}),
+    )
+    .await;
+    assert!(error, "{refused}");
+    assert_eq!(refused["status"], "not_at_provider", "{refused}");
+    assert_eq!(
+        status_of(&client, "add_comment", &comment_key).await["state"],
+        "not_found"
+    );
+    assert_eq!(provider.total(), 3, "the ticket, the update and the move");
     snapshot_settings().bind(|| {
-        insta::assert_json_snapshot!("mcp_update_not_on_this_backend", update);
-        insta::assert_json_snapshot!("mcp_comment_not_on_this_backend", comment);
+        insta::assert_json_snapshot!("mcp_update_unknown", unknown);
+        insta::assert_json_snapshot!("mcp_comment_not_at_provider", refused);
     });
 }
 
@@ -640,5 +673,5 @@ kitchen::on_both_databases!(
     another_tenants_ticket_is_not_found,
     operation_status_answers_for_every_action,
     a_held_key_answers_in_progress,
-    writes_other_than_create_are_refused_on_the_remote_backend,
+    lifecycle_writes_reach_the_provider_on_the_remote_backend,
 );

@@ -1,16 +1,21 @@
 //! The remote ticket backend end to end: real server processes (the
-//! fault-injection build) making tickets in the provider simulator, driven
-//! by the double-fire driver through both doors, on SQLite and PostgreSQL,
-//! with the simulator honouring idempotency keys and ignoring them.
+//! fault-injection build) keeping their tickets in the provider simulator,
+//! driven by the double-fire driver through both doors, on SQLite and
+//! PostgreSQL (two instances there), with the simulator honouring
+//! idempotency keys (every write action: checks 1 to 23) and ignoring them
+//! (create_ticket: checks 1 to 17; the other actions take the same ledger
+//! code, so once per database is their share of the CI budget).
 //!
-//! Every check's ground truth is the simulator's own count of tickets: no
-//! extra ticket at the provider, none missing once reconciled, no false
-//! dedup of a new request, and "unknown" for as long as the outcome was.
+//! Every check's ground truth is the simulator's own count of what it
+//! made: no extra effect at the provider, none missing once reconciled, no
+//! false dedup of a new request, and "unknown" for as long as the outcome
+//! was.
 
 use std::time::Duration;
 
 use drivers::double_fire::{Options, ProviderTarget, Report, Verdict};
 use drivers::provider_sim::{self, KeyPolicy, SimConfig};
+use kitchen::Action;
 use kitchen::testing::{Backend, TestDatabase};
 
 use crate::double_fire::{Deployment, verdicts};
@@ -56,12 +61,25 @@ async fn drive(db: &TestDatabase, keys: KeyPolicy) -> Report {
         hang: HANG,
         settle_within: Duration::from_secs(10),
     });
-    deployment.drive(Options::default()).await
+    let action = match keys {
+        KeyPolicy::Honour => None,
+        KeyPolicy::Ignore => Some(Action::CreateTicket),
+    };
+    deployment
+        .drive(Options {
+            action,
+            ..Options::default()
+        })
+        .await
 }
 
 fn assert_all_pass(report: &Report, db: &TestDatabase, keys: KeyPolicy) {
     let two_instances = db.backend() == Backend::Postgres;
-    for number in 1..=17 {
+    let last = match keys {
+        KeyPolicy::Honour => 23,
+        KeyPolicy::Ignore => 17,
+    };
+    for number in 1..=last {
         let v = verdicts(report, number);
         let expected_skip =
             (number == 9 && !two_instances) || (number == 16 && keys == KeyPolicy::Ignore);
@@ -74,6 +92,20 @@ fn assert_all_pass(report: &Report, db: &TestDatabase, keys: KeyPolicy) {
             assert!(
                 !v.is_empty() && v.iter().all(|v| *v == Verdict::Pass),
                 "check {number}: {v:?}"
+            );
+        }
+    }
+    if keys == KeyPolicy::Honour {
+        // Checks 10 to 17 ran for every action, each with its own name.
+        for action in Action::ALL {
+            let ran = report
+                .checks
+                .iter()
+                .filter(|c| c.action == action && (10..=17).contains(&c.number))
+                .count();
+            assert_eq!(
+                ran, 18,
+                "{action}: checks 10 to 17 (12 twice), through both doors"
             );
         }
     }

@@ -6,11 +6,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use drivers::provider_sim::{self, Fault, FaultRule, KeyPolicy, RunningSim, SimConfig};
+use drivers::provider_sim::{self, Fault, FaultOn, FaultRule, KeyPolicy, RunningSim, SimConfig};
 use e2e_tests::{TestApp, snapshot_settings};
 use kitchen::testing::TestDatabase;
 use kitchen::{KitchenConfig, RemoteSettings, TicketBackend};
 use provider_client::HttpProvider;
+use serde_json::json;
 
 use crate::{DISK_FULL, fresh_key};
 
@@ -192,71 +193,177 @@ async fn refused_and_unreachable_are_problems_that_keep_the_key(db: TestDatabase
     );
 }
 
-/// Only creates are sent to the provider so far: every other write is a
-/// `501` that writes nothing and leaves its key free.
-async fn lifecycle_writes_are_not_on_this_backend(db: TestDatabase) {
-    let (app, _sim) = spawn_remote(&db).await;
+/// Every write reaches the provider: an update, a move and a comment whose
+/// answers the provider loses are each a `202` naming their status
+/// resource; reading it reconciles (the provider has the effect), the retry
+/// replays, and the provider holds each effect once.
+async fn lifecycle_writes_reach_the_provider_and_are_reconciled(db: TestDatabase) {
+    let (app, sim) = spawn_remote(&db).await;
     let acme = app.tenant("acme").await;
     let created = app.post_ticket(&acme, Some(&fresh_key()), DISK_FULL).await;
     assert_eq!(created.status(), 201);
     let ticket: serde_json::Value = created.json().await.expect("JSON");
     let id = ticket["id"].as_str().expect("an id");
-    let key = fresh_key();
     let writes = [
         (
             "update_ticket",
+            FaultOn::Update,
             reqwest::Method::PATCH,
             format!("/v1/tickets/{id}"),
-            r#"{"title":"New"}"#,
+            r#"{"priority":"urgent"}"#,
+            200,
         ),
         (
             "transition_ticket",
+            FaultOn::Transition,
             reqwest::Method::POST,
             format!("/v1/tickets/{id}/transitions"),
             r#"{"to":"in_progress"}"#,
+            200,
         ),
         (
             "add_comment",
+            FaultOn::Comment,
             reqwest::Method::POST,
             format!("/v1/tickets/{id}/comments"),
-            r#"{"body":"Hi"}"#,
+            r#"{"body":"Looking into it"}"#,
+            201,
         ),
     ];
-    for (action, method, path, body) in writes {
-        let answer = app
-            .client
-            .request(method, app.url(&path))
-            .bearer_auth(&acme.token)
-            .header("content-type", "application/json")
-            .header("idempotency-key", &key)
-            .body(body)
-            .send()
-            .await
-            .expect("server answers");
-        assert_eq!(answer.status(), 501, "{action}");
-        let problem: serde_json::Value = answer.json().await.expect("JSON");
-        assert_eq!(problem["type"], "/problems/not-on-this-backend");
-        if action == "update_ticket" {
-            snapshot_settings().bind(|| {
-                insta::assert_json_snapshot!("remote_problem_not_on_this_backend", problem)
-            });
+    for (action, on, method, path, body, done) in writes {
+        let rule = FaultRule::on(on, Fault::CommitThenDrop).title_contains("Disk full");
+        sim.client().add_fault(&rule).await.expect("set the fault");
+        let key = fresh_key();
+        let send = || {
+            app.client
+                .request(method.clone(), app.url(&path))
+                .bearer_auth(&acme.token)
+                .header("content-type", "application/json")
+                .header("idempotency-key", &key)
+                .body(body)
+                .send()
+        };
+        let lost = send().await.expect("server answers");
+        assert_eq!(lost.status(), 202, "{action}");
+        let location = lost.headers()["location"]
+            .to_str()
+            .expect("ascii")
+            .to_owned();
+        assert_eq!(location, format!("/v1/operations/{action}/{key}"));
+        let unknown: serde_json::Value = lost.json().await.expect("JSON");
+        assert_eq!(unknown["state"], "unknown", "{action}");
+        assert_eq!(unknown["action"], action);
+        if action == "add_comment" {
+            snapshot_settings()
+                .bind(|| insta::assert_json_snapshot!("remote_202_unknown_comment", unknown));
         }
-        let lookup = app
-            .get(&acme, &format!("/v1/operations/{action}/{key}"))
-            .await;
-        assert_eq!(lookup.status(), 404, "the {action} key is free");
+        let status: serde_json::Value = app.get(&acme, &location).await.json().await.expect("JSON");
+        assert_eq!(status["state"], "succeeded", "{action}: {status}");
+        assert_eq!(status["effect"]["last_reconciliation"]["result"], "found");
+        let reference = status["effect"]["external_reference"]
+            .as_str()
+            .expect("a reference")
+            .to_owned();
+        let retry = send().await.expect("server answers");
+        assert_eq!(retry.status(), done, "{action}");
+        assert_eq!(retry.headers()["idempotent-replayed"], "true", "{action}");
+        let counts = sim.client().counts().await.expect("counts");
+        let at_provider = match on {
+            FaultOn::Comment => counts.comments_for(&reference),
+            _ => counts.changes_for(&reference),
+        };
+        assert_eq!(at_provider, 1, "{action}: one effect at the provider");
     }
+    // The local copy is the provider's ticket after both changes.
     let now: serde_json::Value = app
         .get(&acme, &format!("/v1/tickets/{id}"))
         .await
         .json()
         .await
         .expect("JSON");
-    assert_eq!(now["version"], 1, "nothing changed");
+    let provider_id = now["provider_ticket_id"].as_str().expect("at the provider");
+    let there = sim
+        .client()
+        .ticket(provider_id)
+        .await
+        .expect("read the provider")
+        .expect("the ticket is there");
+    assert_eq!(
+        (
+            now["version"].as_u64(),
+            now["status"].as_str(),
+            now["priority"].as_str()
+        ),
+        (
+            Some(there.version),
+            Some(there.status.as_str()),
+            Some(there.priority.as_str())
+        )
+    );
+    assert_eq!(now["version"], 3);
+    let comments: serde_json::Value = app
+        .get(&acme, &format!("/v1/tickets/{id}/comments"))
+        .await
+        .json()
+        .await
+        .expect("JSON");
+    assert_eq!(comments["comments"].as_array().map(Vec::len), Some(1));
+    assert!(
+        comments["comments"][0]["provider_comment_id"]
+            .as_str()
+            .is_some_and(|id| id.starts_with("CMT-"))
+    );
+}
+
+/// A ticket the provider holds twice (something there made a copy) is
+/// reported, never hidden: the status lists the copy, the original is kept.
+async fn a_duplicate_at_the_provider_shows_in_the_status(db: TestDatabase) {
+    let (app, sim) = spawn_remote(&db).await;
+    let acme = app.tenant("acme").await;
+    let key = fresh_key();
+    let rule = FaultRule::create(Fault::CommitThenDrop).title_contains("Disk full");
+    sim.client().add_fault(&rule).await.expect("set the fault");
+    assert_eq!(
+        app.post_ticket(&acme, Some(&key), DISK_FULL).await.status(),
+        202
+    );
+    // The provider's own records name the reference; a copy is planted
+    // under it before the service looks.
+    let counts = sim.client().counts().await.expect("counts");
+    let reference = counts.by_external_ref[0].external_ref.clone();
+    sim.client().copy(&reference).await.expect("a copy");
+    let status: serde_json::Value = app
+        .get(&acme, &format!("/v1/operations/create_ticket/{key}"))
+        .await
+        .json()
+        .await
+        .expect("JSON");
+    assert_eq!(status["state"], "succeeded", "{status}");
+    assert_eq!(status["effect"]["duplicates_at_provider"], json!(["SIM-2"]));
+    let found = &status["effect"]["last_reconciliation"];
+    assert_eq!(found["result"], "found");
+    assert!(
+        found["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("SIM-2") && d.contains("duplicate")),
+        "{found}"
+    );
+    let ticket: serde_json::Value = app
+        .post_ticket(&acme, Some(&key), DISK_FULL)
+        .await
+        .json()
+        .await
+        .expect("JSON");
+    assert_eq!(
+        ticket["provider_ticket_id"], "SIM-1",
+        "the original is kept"
+    );
+    assert_eq!(app.ticket_count(&acme).await, 1);
 }
 
 kitchen::on_both_databases!(
     a_lost_answer_is_202_then_reconciled,
     refused_and_unreachable_are_problems_that_keep_the_key,
-    lifecycle_writes_are_not_on_this_backend,
+    lifecycle_writes_reach_the_provider_and_are_reconciled,
+    a_duplicate_at_the_provider_shows_in_the_status,
 );

@@ -266,7 +266,7 @@ stop_server
 # database is counted (0 duplicates, 0 lost, every key settled).
 if [ "$profile" = release ]; then
     echo "==> Kill -9 soak" >&2
-    cargo build --quiet --release -p drivers --bin soak
+    cargo build --quiet --release --workspace --bin soak
     for db in sqlite postgres; do
         soak_ok=1
         report="$("$bin/soak" --server-bin "$bin/tickets" --database "$db" --postgres-url "$pg_server" \

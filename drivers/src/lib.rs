@@ -7,6 +7,9 @@
 //!   very code the `double-fire` binary runs): retries, conflicts, races,
 //!   lost responses, other tenants, cross-door retries, crashes after
 //!   commit, several instances.
+//! - [`effect_bench`]: the effect benchmark: fault points × retry
+//!   strategies × backends, judged by the effects counted where they are
+//!   made (is the effect ledger worth it over a simpler policy?).
 //! - [`fault_proxy`]: a TCP proxy that forwards a request and cuts the
 //!   client off before any byte of the answer reaches it.
 //! - [`load`]: the load generator behind the benchmarks.
@@ -19,6 +22,7 @@
 //!   keeping keys costs (the retention sweep's benchmark, in-process).
 
 pub mod double_fire;
+pub mod effect_bench;
 pub mod fault_proxy;
 pub mod load;
 pub mod provider_sim;

@@ -15,12 +15,14 @@ use crate::domain::action::Action;
 use crate::domain::comment::{Comment, CommentDraft, CommentId, CommentPage};
 use crate::domain::effect::{EffectLedger, ExternalRef, OperationStatus, Trigger};
 use crate::domain::history::HistoryPage;
+use crate::domain::identity::{Issuer, OAuthIdentity, Subject, TenantVia};
 use crate::domain::lifecycle::{Horizons, KeyPhase};
 use crate::domain::operation::{OperationKey, OperationRecord, OperationState};
 use crate::domain::page::{Cursor, PageSize, TicketPage};
 use crate::domain::patch::TicketUpdate;
+use crate::domain::scope::Scopes;
 use crate::domain::tenant::{
-    Actor, Caller, IssuedToken, Tenant, TenantId, TenantName, TokenId, token_hash,
+    Actor, Caller, Credential, IssuedToken, Tenant, TenantId, TenantName, TokenId, token_hash,
 };
 use crate::domain::ticket::{ProjectId, Ticket, TicketDraft, TicketId, truncate_to_micros};
 use crate::domain::transition::TransitionDraft;
@@ -38,7 +40,9 @@ use crate::{KitchenConfig, KitchenError};
 pub struct Kitchen {
     pub(crate) db: Db,
     config: KitchenConfig,
-    auth_cache: Arc<AuthCache>,
+    auth_cache: Arc<AuthCache<Caller>>,
+    /// Identity-provider subjects' tenants, by a hash of the identity.
+    identity_cache: Arc<AuthCache<(Tenant, TenantVia)>>,
     /// The generic write path, on this kitchen's database.
     pub(crate) engine: Engine,
     /// Where writes happen.
@@ -58,6 +62,7 @@ impl Kitchen {
         let db = Db::connect(database_url, &config).await?;
         tracing::debug!(database = db.kind(), "kitchen connected");
         let auth_cache = Arc::new(AuthCache::new(config.auth_cache_ttl));
+        let identity_cache = Arc::new(AuthCache::new(config.auth_cache_ttl));
         let writer = GroupWriter::for_db(&db, &config).await?;
         let engine = Engine {
             db: db.clone(),
@@ -72,6 +77,7 @@ impl Kitchen {
             db,
             config,
             auth_cache,
+            identity_cache,
             engine,
             backend,
         })
@@ -226,9 +232,9 @@ impl Kitchen {
     /// Past the replay window the answer is the tombstone, phase
     /// [`KeyPhase::Expired`](crate::KeyPhase). With the remote backend, an
     /// `unknown` effect, or one left `in_progress` by a worker whose lease
-    /// ran out, is reconciled first, unless another worker is at it right
-    /// now: a caller who asks what happened gets the freshest answer there
-    /// is. A read of a forgotten or expired key writes nothing.
+    /// ran out, is reconciled first (if another worker is at it right now,
+    /// after waiting for it, up to the wait bound): a caller who asks what
+    /// happened gets the freshest answer there is. A read of a forgotten or expired key writes nothing.
     pub async fn operation_status(
         &self,
         tenant: TenantId,
@@ -477,12 +483,108 @@ impl Kitchen {
         store::tenants::find_by_name(&self.db, name).await
     }
 
-    /// Issues a new API token for `tenant`. The secret is in the returned
-    /// value only: it cannot be shown again.
+    /// Issues a new API token for `tenant` that may do everything
+    /// ([`Scopes::ALL`]). The secret is in the returned value only: it
+    /// cannot be shown again.
     pub async fn issue_token(&self, tenant: TenantId) -> Result<IssuedToken, KitchenError> {
-        let token = IssuedToken::generate(tenant);
+        self.issue_token_with(tenant, Scopes::ALL).await
+    }
+
+    /// Issues a new API token for `tenant` that may do what `scopes` allow.
+    pub async fn issue_token_with(
+        &self,
+        tenant: TenantId,
+        scopes: Scopes,
+    ) -> Result<IssuedToken, KitchenError> {
+        let token = IssuedToken::generate(tenant, scopes);
         store::tenants::insert_token(&self.db, &token, OffsetDateTime::now_utc()).await?;
         Ok(token)
+    }
+
+    /// Maps an identity provider's subject to `tenant` (replacing an
+    /// earlier mapping of it); `true` when it was not mapped before.
+    pub async fn map_oauth_subject(
+        &self,
+        issuer: &Issuer,
+        subject: &Subject,
+        tenant: TenantId,
+    ) -> Result<bool, KitchenError> {
+        let new = store::tenants::map_subject(
+            &self.db,
+            issuer,
+            subject,
+            tenant,
+            OffsetDateTime::now_utc(),
+        )
+        .await?;
+        self.identity_cache.clear();
+        Ok(new)
+    }
+
+    /// Removes a subject's mapping; `false` when there was none. Like a
+    /// revoke, other instances notice within [`KitchenConfig::auth_cache_ttl`].
+    pub async fn unmap_oauth_subject(
+        &self,
+        issuer: &Issuer,
+        subject: &Subject,
+    ) -> Result<bool, KitchenError> {
+        let removed = store::tenants::unmap_subject(&self.db, issuer, subject).await?;
+        self.identity_cache.clear();
+        Ok(removed)
+    }
+
+    /// The caller a verified access token stands for, granted `scopes`:
+    /// the tenant an operator mapped its (issuer, subject) to, or else the
+    /// tenant whose name is its tenant claim's value; `None` when neither
+    /// names a tenant (nothing is ever created for an identity). Lookups
+    /// are cached for [`KitchenConfig::auth_cache_ttl`].
+    pub async fn oauth_caller(
+        &self,
+        identity: &OAuthIdentity,
+        scopes: Scopes,
+    ) -> Result<Option<Caller>, KitchenError> {
+        let Some((tenant, via)) = self.oauth_tenant(identity).await? else {
+            return Ok(None);
+        };
+        Ok(Some(Caller {
+            tenant,
+            credential: Credential::OAuth {
+                issuer: identity.issuer.clone(),
+                subject: identity.subject.clone(),
+                via,
+            },
+            scopes,
+        }))
+    }
+
+    async fn oauth_tenant(
+        &self,
+        identity: &OAuthIdentity,
+    ) -> Result<Option<(Tenant, TenantVia)>, KitchenError> {
+        let key = identity_key(identity);
+        if let Some(found) = self.identity_cache.get(&key) {
+            return Ok(Some(found));
+        }
+        let mapped =
+            store::tenants::tenant_by_subject(&self.db, &identity.issuer, &identity.subject)
+                .await?;
+        let found = match mapped {
+            Some(tenant) => Some((tenant, TenantVia::SubjectMapping)),
+            None => match identity
+                .tenant_claim
+                .as_deref()
+                .and_then(|claim| TenantName::parse(claim).ok())
+            {
+                Some(name) => store::tenants::find_by_name(&self.db, &name)
+                    .await?
+                    .map(|tenant| (tenant, TenantVia::Claim)),
+                None => None,
+            },
+        };
+        if let Some(found) = &found {
+            self.identity_cache.put(key, found.clone());
+        }
+        Ok(found)
     }
 
     /// Revokes a token; `false` when no live token has that id.
@@ -492,8 +594,8 @@ impl Kitchen {
         Ok(revoked)
     }
 
-    /// The caller a bearer token authenticates: the tenant it acts for and
-    /// the token's id; `None` for an unknown or revoked token. Lookups are
+    /// The caller an API token authenticates: the tenant it acts for, the
+    /// token's id and its scopes; `None` for an unknown or revoked token. Lookups are
     /// cached for [`KitchenConfig::auth_cache_ttl`].
     pub async fn authenticate(&self, token: &str) -> Result<Option<Caller>, KitchenError> {
         let hash = token_hash(token);
@@ -506,4 +608,25 @@ impl Kitchen {
         }
         Ok(caller)
     }
+}
+
+/// The cache key of an identity: a digest of its parts, length-prefixed so
+/// that no two identities share one.
+fn identity_key(identity: &OAuthIdentity) -> Vec<u8> {
+    use sha2::{Digest, Sha256};
+    let mut hash = Sha256::new();
+    for part in [
+        Some(identity.issuer.as_str()),
+        Some(identity.subject.as_str()),
+        identity.tenant_claim.as_deref(),
+    ] {
+        match part {
+            Some(text) => {
+                hash.update((text.len() as u64).to_be_bytes());
+                hash.update(text.as_bytes());
+            }
+            None => hash.update(u64::MAX.to_be_bytes()),
+        }
+    }
+    hash.finalize().to_vec()
 }

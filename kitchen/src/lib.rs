@@ -22,7 +22,11 @@
 //! - [`kitchen`](Kitchen): the entry point the doors call.
 //! - `domain`: value types, each parsed once at the edge: tickets and their
 //!   fields, operation keys and records, the fingerprint, tenants and tokens,
-//!   pagination, field violations.
+//!   access scopes ([`Scopes`]: what a token may do, stored with an API
+//!   token), identities from an identity provider ([`OAuthIdentity`]: the
+//!   kitchen only maps them to tenants; verifying tokens is the `access`
+//!   crate's job, outside the kitchen), pagination, field violations.
+//! - `auth_cache`: short-lived caches of token and identity lookups.
 //! - [`outcome`](Outcome): what a create answers.
 //! - `store`: all SQL. One create is one transaction whose first statement
 //!   claims the key through the primary key of `operations`.
@@ -81,6 +85,9 @@ pub use domain::effect::{
 };
 pub use domain::fingerprint::{FINGERPRINT_VERSION, Fingerprint};
 pub use domain::history::{HistoryEntry, HistoryPage};
+pub use domain::identity::{
+    Issuer, MAX_ISSUER_LEN, MAX_SUBJECT_CHARS, OAuthIdentity, Subject, TenantVia,
+};
 pub use domain::lifecycle::KeyPhase;
 pub use domain::operation::{
     KeyError, MAX_KEY_LEN, MIN_KEY_LEN, OperationKey, OperationRecord, OperationRef,
@@ -88,8 +95,11 @@ pub use domain::operation::{
 };
 pub use domain::page::{Cursor, PageSize, TicketPage};
 pub use domain::patch::{Setting, TicketEdit, TicketPatch, TicketUpdate};
+pub use domain::scope::{Scope, Scopes};
 pub use domain::status::TicketStatus;
-pub use domain::tenant::{Actor, Caller, IssuedToken, Tenant, TenantId, TenantName, TokenId};
+pub use domain::tenant::{
+    Actor, Caller, Credential, IssuedToken, Tenant, TenantId, TenantName, TokenId,
+};
 pub use domain::ticket::{
     Assignee, Description, MAX_ASSIGNEE_CHARS, MAX_DESCRIPTION_CHARS, MAX_TITLE_CHARS, NewTicket,
     Priority, ProjectId, Ticket, TicketDraft, TicketId, Title, Version,

@@ -15,6 +15,11 @@
 //!   a body that never arrives is a `408`; a call still running then gets a
 //!   JSON-RPC error that carries the request's id and says what the caller
 //!   can do (the create itself runs on its own task and still finishes);
+//! - checks the caller's scopes against what the message needs (the one
+//!   policy, `access::policy`: a `tools/call` by its tool, other methods
+//!   by name): a token without the scope gets `403` with
+//!   `WWW-Authenticate: Bearer error="insufficient_scope", scope="…"`, the
+//!   step-up signal of the MCP authorization spec, and a JSON-RPC error;
 //! - turns every plain-text refusal rmcp makes (Host or Origin not allowed,
 //!   `Accept`, `Content-Type`, protocol version, method) into a JSON-RPC
 //!   error that keeps rmcp's reason, the status and the headers (`Allow`),
@@ -29,9 +34,11 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use access::Challenges;
 use axum::body::{Body, Bytes};
 use http::{HeaderValue, Request, Response, StatusCode, header};
 use http_body_util::BodyExt;
+use kitchen::{Caller, Scopes};
 use rmcp::transport::streamable_http_server::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use serde_json::{Value, json};
@@ -102,11 +109,16 @@ pub(crate) type Rmcp = StreamableHttpService<TicketTools, NeverSessionManager>;
 pub struct McpEndpoint {
     inner: Rmcp,
     limits: McpLimits,
+    challenges: Challenges,
 }
 
 impl McpEndpoint {
-    pub(crate) fn new(inner: Rmcp, limits: McpLimits) -> Self {
-        Self { inner, limits }
+    pub(crate) fn new(inner: Rmcp, limits: McpLimits, challenges: Challenges) -> Self {
+        Self {
+            inner,
+            limits,
+            challenges,
+        }
     }
 }
 
@@ -120,12 +132,18 @@ impl tower::Service<Request<Body>> for McpEndpoint {
     }
 
     fn call(&mut self, request: Request<Body>) -> Self::Future {
-        let (inner, limits) = (self.inner.clone(), self.limits);
-        Box::pin(async move { Ok(answer(inner, limits, request).await) })
+        let (inner, limits, challenges) =
+            (self.inner.clone(), self.limits, self.challenges.clone());
+        Box::pin(async move { Ok(answer(inner, limits, &challenges, request).await) })
     }
 }
 
-async fn answer(inner: Rmcp, limits: McpLimits, request: Request<Body>) -> Response<Body> {
+async fn answer(
+    inner: Rmcp,
+    limits: McpLimits,
+    challenges: &Challenges,
+    request: Request<Body>,
+) -> Response<Body> {
     // Only a JSON POST carries a message; anything else (GET, DELETE, a
     // wrong Content-Type, a foreign Host) is rmcp's to refuse, and its
     // refusal is translated below.
@@ -139,7 +157,10 @@ async fn answer(inner: Rmcp, limits: McpLimits, request: Request<Body>) -> Respo
     let deadline = tokio::time::Instant::now() + limits.request_timeout;
     let read = read_message(&parts.headers, body, limits.body_limit_bytes);
     let id = match tokio::time::timeout_at(deadline, read).await {
-        Ok(Ok((bytes, id))) => {
+        Ok(Ok((bytes, id, needs))) => {
+            if let Some(refused) = lacking_scope(&parts, challenges, needs, &id) {
+                return refused;
+            }
             let request = Request::from_parts(parts, Body::from(bytes));
             match tokio::time::timeout_at(deadline, call(inner, request)).await {
                 Ok(response) => return translate_refusal(response, id, true).await,
@@ -185,13 +206,46 @@ async fn call(inner: Rmcp, request: Request<Body>) -> Response<Body> {
     }
 }
 
+/// A `403` for a caller whose scopes do not cover `needs`, if it lacks
+/// any: JSON-RPC in the body, the step-up challenge in the header.
+fn lacking_scope(
+    parts: &http::request::Parts,
+    challenges: &Challenges,
+    needs: Scopes,
+    id: &Value,
+) -> Option<Response<Body>> {
+    // No caller: the tools refuse the call themselves.
+    let caller = parts.extensions.get::<Caller>()?;
+    let missing = caller.scopes.missing_from(needs);
+    if missing.is_empty() {
+        return None;
+    }
+    let mut response = refuse(
+        StatusCode::FORBIDDEN,
+        id.clone(),
+        TRANSPORT_REFUSED,
+        &format!(
+            "Forbidden: this call needs the scope {missing}, which the token does not carry. \
+             Nothing was done and no operation_id was used: get a token that includes {missing} \
+             (an MCP client that follows the authorization spec asks for it on its own)."
+        ),
+    );
+    if let Ok(value) = HeaderValue::from_str(&challenges.insufficient(missing)) {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, value);
+    }
+    Some(response)
+}
+
 /// The body, read under `limit` and checked to be one JSON-RPC message;
-/// with the message's id (`null` for a notification).
+/// with the message's id (`null` for a notification) and the scopes it
+/// needs.
 async fn read_message(
     headers: &http::HeaderMap,
     body: Body,
     limit: usize,
-) -> Result<(Bytes, Value), Response<Body>> {
+) -> Result<(Bytes, Value, Scopes), Response<Body>> {
     let too_large = || {
         refuse(
             StatusCode::PAYLOAD_TOO_LARGE,
@@ -249,7 +303,18 @@ async fn read_message(
     })?;
     let id = check_message(&message)
         .map_err(|(status, id, code, why)| refuse(status, id, code, &why))?;
-    Ok((bytes, id))
+    Ok((bytes, id, needs(&message)))
+}
+
+/// The scopes `message` needs: a `tools/call` by its tool's name, anything
+/// else by its method (a response needs what reading does).
+fn needs(message: &Value) -> Scopes {
+    let method = message.get("method").and_then(Value::as_str).unwrap_or("");
+    let tool = message
+        .get("params")
+        .and_then(|p| p.get("name"))
+        .and_then(Value::as_str);
+    access::policy::mcp(method, tool)
 }
 
 type Refused = (StatusCode, Value, i64, String);

@@ -20,7 +20,8 @@
 //! - [`http_endpoint`]: Streamable HTTP, stateless (any instance answers any
 //!   call), for mounting at `/mcp` behind the bearer-token middleware; its
 //!   edge ([`http_edge`]) answers every malformed message, refusal and
-//!   timeout in JSON-RPC before or instead of a tool.
+//!   timeout in JSON-RPC before or instead of a tool, and checks the
+//!   caller's scopes against the message (`access::policy`).
 //! - `tasks` ([`TaskSettings`]): MCP tasks over HTTP. A client that declares
 //!   the tasks extension (2026-07-28) gets a task for a write whose outcome
 //!   is not final within a short bound; its id names the operation record,
@@ -37,6 +38,7 @@
 
 use std::sync::Arc;
 
+use access::Challenges;
 use kitchen::{Caller, Kitchen};
 use rmcp::ServiceExt;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
@@ -82,19 +84,26 @@ impl Default for McpHttpConfig {
 /// The `/mcp` endpoint: the Streamable HTTP service behind its JSON-RPC
 /// edge (body limit, message checks, timeout, refusals in JSON-RPC; see
 /// [`http_edge`]). The caller must be in the request's extensions (put
-/// there by the auth middleware). A client that declares the tasks
-/// extension gets a task for a write not final within `tasks.bound`.
+/// there by the auth middleware); a message its scopes do not cover is
+/// answered `403` with `challenges`' step-up challenge. A client that
+/// declares the tasks extension gets a task for a write not final within
+/// `tasks.bound`.
 pub fn http_endpoint(
     kitchen: Kitchen,
     metrics: Metrics,
     config: &McpHttpConfig,
     limits: McpLimits,
     tasks: TaskSettings,
+    challenges: Challenges,
 ) -> McpEndpoint {
     // The bound stays under half the request timeout, so that a client that
     // opted into tasks gets its task before the edge's timeout error.
     let tasks = tasks.within(limits.request_timeout);
-    McpEndpoint::new(http_service(kitchen, metrics, config, tasks), limits)
+    McpEndpoint::new(
+        http_service(kitchen, metrics, config, tasks),
+        limits,
+        challenges,
+    )
 }
 
 /// The Streamable HTTP service, stateless: no sessions, so any instance can

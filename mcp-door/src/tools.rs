@@ -7,8 +7,8 @@ use std::sync::{Arc, OnceLock};
 
 use kitchen::{
     Action, Actor, Caller, Comment, CommentDraft, Cursor, FieldViolation, KeyPhase, Kitchen,
-    KitchenError, OperationKey, Outcome, PageSize, ProjectId, Refusal, Tenant, Ticket, TicketDraft,
-    TicketId, TicketPatch, TicketUpdate, TransitionDraft, Uuid, Version,
+    KitchenError, OperationKey, Outcome, PageSize, ProjectId, Refusal, Scopes, Tenant, Ticket,
+    TicketDraft, TicketId, TicketPatch, TicketUpdate, TransitionDraft, Uuid, Version,
 };
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::schema_for_output;
@@ -38,6 +38,11 @@ use crate::results::{
     TicketWriteResult,
 };
 use crate::tasks::{self, TaskSettings, Waited};
+
+/// The scopes a call of `tool` needs (the one policy, `access::policy`).
+fn tool_needs(tool: &str) -> Scopes {
+    access::policy::mcp("tools/call", Some(tool))
+}
 
 /// Where a call's caller comes from. Never from a tool argument.
 #[derive(Debug, Clone)]
@@ -296,7 +301,7 @@ impl TicketTools {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
         let result = async {
-            let who = self.caller(&ctx)?;
+            let who = self.caller(tool_needs("get_operation_status"), &ctx)?;
             let Read { args, mut problems } = args.read()?;
             let action = match args.action.as_deref().map(|raw| (raw, Action::parse(raw))) {
                 None => Action::CreateTicket,
@@ -443,7 +448,7 @@ impl TicketTools {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
         let result = async {
-            let who = self.caller(&ctx)?;
+            let who = self.caller(tool_needs("get_ticket"), &ctx)?;
             let Read { args, problems } = args.read()?;
             if !problems.is_empty() {
                 return Ok(problem("invalid", problems, contract::READ_INVALID));
@@ -493,7 +498,7 @@ impl TicketTools {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
         let result = async {
-            let who = self.caller(&ctx)?;
+            let who = self.caller(tool_needs("list_tickets"), &ctx)?;
             let Read { args, problems } = args.read()?;
             let mut violations = Vec::new();
             let project = args
@@ -540,7 +545,7 @@ impl TicketTools {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
         let result = async {
-            let who = self.caller(&ctx)?;
+            let who = self.caller(tool_needs("list_comments"), &ctx)?;
             let Read { args, problems } = args.read()?;
             let mut violations = Vec::new();
             let ticket = named_ticket(args.ticket_id, &mut violations);
@@ -675,7 +680,7 @@ impl TicketTools {
         action: Action,
         ctx: &RequestContext<RoleServer>,
     ) -> Result<WriteCall, McpError> {
-        let who = self.caller(ctx)?;
+        let who = self.caller(tool_needs(action.as_str()), ctx)?;
         // Each write tool is named after its action.
         let contract = self.contract(action.as_str());
         let attempt = Attempt::start(
@@ -889,16 +894,29 @@ impl TicketTools {
     }
 
     /// The caller: from authentication, never from arguments.
-    fn caller(&self, ctx: &RequestContext<RoleServer>) -> Result<Who, McpError> {
-        match &self.tenants {
-            TenantSource::Fixed(caller) => Ok(Who::from(caller)),
+    fn caller(&self, needs: Scopes, ctx: &RequestContext<RoleServer>) -> Result<Who, McpError> {
+        let caller = match &self.tenants {
+            TenantSource::Fixed(caller) => caller,
             TenantSource::Http => ctx
                 .extensions
                 .get::<http::request::Parts>()
                 .and_then(|parts| parts.extensions.get::<Caller>())
-                .map(Who::from)
-                .ok_or_else(|| McpError::invalid_request("no authenticated caller", None)),
+                .ok_or_else(|| McpError::invalid_request("no authenticated caller", None))?,
+        };
+        // Over HTTP the edge already answered a missing scope with a 403
+        // the client can act on; over stdio this is the only check.
+        let missing = caller.scopes.missing_from(needs);
+        if !missing.is_empty() {
+            return Err(McpError::invalid_request(
+                format!(
+                    "This call needs the scope {missing}, which the token does not carry; nothing \
+                     was done. Use a token issued with it (tickets token issue <tenant> --scope \
+                     {missing})."
+                ),
+                None,
+            ));
         }
+        Ok(Who::from(caller))
     }
 }
 
@@ -939,7 +957,7 @@ impl ServerHandler for TicketTools {
         request: GetTaskParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, McpError> {
-        let who = self.caller(&ctx)?;
+        let who = self.caller(access::policy::mcp("tasks/get", None), &ctx)?;
         let settings = self.tasks.unwrap_or_default();
         tasks::get(&self.kitchen, settings, who.tenant.id, &request.task_id).await
     }
@@ -950,7 +968,7 @@ impl ServerHandler for TicketTools {
         request: CancelTaskParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        let who = self.caller(&ctx)?;
+        let who = self.caller(access::policy::mcp("tasks/cancel", None), &ctx)?;
         tasks::cancel(&self.kitchen, who.tenant.id, &request.task_id).await
     }
 
@@ -960,7 +978,7 @@ impl ServerHandler for TicketTools {
         request: UpdateTaskParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        let who = self.caller(&ctx)?;
+        let who = self.caller(access::policy::mcp("tasks/update", None), &ctx)?;
         tasks::update(&self.kitchen, who.tenant.id, &request.task_id).await
     }
 }

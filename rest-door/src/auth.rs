@@ -1,37 +1,105 @@
-//! Bearer-token authentication, as axum middleware.
+//! Bearer authentication and the scope check, as axum middleware.
 //!
-//! The tenant comes from here and only here: the middleware resolves the
-//! token through the kitchen and puts the [`Caller`] (the tenant and the
-//! token's id, which history records) and its [`Tenant`](kitchen::Tenant) into the request's
-//! extensions, where the REST handlers and the MCP door read them. No body
-//! field or tool argument can name a tenant.
+//! The tenant comes from here and only here: [`require_tenant`] resolves the
+//! token through the [`Authenticator`] (an API token through the kitchen, or
+//! with OAuth on, an identity provider's access token verified and mapped
+//! to a tenant by the kitchen) and puts the [`Caller`] (the tenant, how it
+//! authenticated, its scopes) and its [`Tenant`](kitchen::Tenant) into the
+//! request's extensions, where the REST handlers and the MCP door read them.
+//! No body field or tool argument can name a tenant.
+//!
+//! [`require_scope`] then checks the caller's scopes against the one policy
+//! ([`access::policy`]) for the route matched; `/mcp` checks them in its
+//! own edge, where the message says which tool is called.
 
-use axum::extract::{Request, State};
+use access::{Authenticator, Refusal};
+use axum::extract::{MatchedPath, Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http::header;
-use kitchen::{Caller, Kitchen};
+use kitchen::Caller;
 
 use crate::error::RestError;
 
 /// Resolves `Authorization: Bearer <token>` to a [`Caller`] (and its
-/// [`Tenant`](kitchen::Tenant)), or answers `401` with `WWW-Authenticate: Bearer`.
+/// [`Tenant`](kitchen::Tenant)), or answers `401` with `WWW-Authenticate:
+/// Bearer` (`503` when an identity provider's keys cannot be fetched).
 pub async fn require_tenant(
-    State(kitchen): State<Kitchen>,
+    State(access): State<Authenticator>,
     mut request: Request,
     next: Next,
 ) -> Response {
+    match authenticate(&access, &mut request).await {
+        Ok(()) => next.run(request).await,
+        Err(e) => e.into_response(),
+    }
+}
+
+/// Authenticates `request`: puts its [`Caller`] and tenant into its
+/// extensions, or says why not (in the REST door's words; the `/mcp`
+/// middleware keeps the `401`s and translates the rest).
+pub async fn authenticate(access: &Authenticator, request: &mut Request) -> Result<(), RestError> {
     // Read the token out before awaiting: a request body is not Sync, so a
     // borrow of the request must not live across the await.
-    let token = bearer_token(&request).map(str::to_owned);
-    match authenticate(&kitchen, token).await {
-        Ok(caller) => {
-            tracing::Span::current().record("tenant", tracing::field::display(&caller.tenant.name));
-            request.extensions_mut().insert(caller.tenant.clone());
-            request.extensions_mut().insert(caller);
-            next.run(request).await
+    let token = bearer_token(request).map(str::to_owned);
+    let caller = access
+        .authenticate(token.as_deref())
+        .await
+        .map_err(|refusal| refused(access, refusal))?;
+    tracing::Span::current().record("tenant", tracing::field::display(&caller.tenant.name));
+    request.extensions_mut().insert(caller.tenant.clone());
+    request.extensions_mut().insert(caller);
+    Ok(())
+}
+
+/// Refuses a caller whose scopes do not cover what the matched route needs:
+/// `403` with `WWW-Authenticate: Bearer error="insufficient_scope"`. Runs
+/// after [`require_tenant`], on the REST routes only.
+pub async fn require_scope(
+    State(access): State<Authenticator>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let path = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map(MatchedPath::as_str)
+        .unwrap_or_default();
+    let needed = access::policy::rest(request.method(), path);
+    let Some(caller) = request.extensions().get::<Caller>() else {
+        return RestError::Internal("the scope check ran before authentication".into())
+            .into_response();
+    };
+    let missing = caller.scopes.missing_from(needed);
+    if missing.is_empty() {
+        return next.run(request).await;
+    }
+    RestError::InsufficientScope {
+        needed: missing,
+        has: caller.scopes,
+        challenge: access.challenges().insufficient(missing),
+    }
+    .into_response()
+}
+
+/// A refusal in the REST door's words, with its challenge.
+pub fn refused(access: &Authenticator, refusal: Refusal) -> RestError {
+    match refusal {
+        Refusal::Missing => RestError::MissingCredentials {
+            challenge: access.challenges().missing(),
+            metadata: access.metadata_url().map(str::to_owned),
+        },
+        Refusal::Invalid(why) => {
+            tracing::info!(reason = %why, "bearer token refused");
+            RestError::InvalidToken {
+                challenge: access.challenges().invalid(&why),
+                why,
+            }
         }
-        Err(e) => e.into_response(),
+        Refusal::Unavailable { why, retry_after } => {
+            RestError::AuthUnavailable { why, retry_after }
+        }
+        Refusal::Failed(e) => e.into(),
     }
 }
 
@@ -45,12 +113,4 @@ fn bearer_token(request: &Request) -> Option<&str> {
     let (scheme, token) = value.split_once(' ')?;
     let token = token.trim();
     (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
-}
-
-async fn authenticate(kitchen: &Kitchen, token: Option<String>) -> Result<Caller, RestError> {
-    let token = token.ok_or(RestError::MissingCredentials)?;
-    kitchen
-        .authenticate(&token)
-        .await?
-        .ok_or(RestError::InvalidToken)
 }

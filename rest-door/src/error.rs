@@ -6,7 +6,8 @@ use std::time::Duration;
 use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, header};
 use kitchen::{
-    Action, FieldViolation, KitchenError, OperationRef, Refusal, TicketId, TicketStatus, Version,
+    Action, FieldViolation, KitchenError, OperationRef, Refusal, Scopes, TicketId, TicketStatus,
+    Version,
 };
 
 use crate::links;
@@ -17,9 +18,40 @@ use crate::problem::{FieldError, Problem, ProblemKind};
 #[derive(Debug)]
 pub enum RestError {
     /// No `Authorization: Bearer` header.
-    MissingCredentials,
-    /// A bearer token that is unknown or revoked.
-    InvalidToken,
+    MissingCredentials {
+        /// The `WWW-Authenticate` value.
+        challenge: String,
+        /// Where the protected resource metadata is, with OAuth on.
+        metadata: Option<String>,
+    },
+    /// A bearer token that is not accepted: unknown or revoked, or an
+    /// access token that failed verification or names no tenant here.
+    InvalidToken {
+        /// Why, in words safe to show.
+        why: String,
+        /// The `WWW-Authenticate` value.
+        challenge: String,
+    },
+    /// A valid token without a scope this request needs.
+    InsufficientScope {
+        /// The scopes needed that the token lacks.
+        needed: Scopes,
+        /// The token's scopes.
+        has: Scopes,
+        /// The `WWW-Authenticate` value.
+        challenge: String,
+    },
+    /// An identity provider's keys could not be fetched: the token can be
+    /// neither accepted nor refused now.
+    AuthUnavailable {
+        /// What failed.
+        why: String,
+        /// When to try again.
+        retry_after: Duration,
+    },
+    /// An OAuth endpoint a client guessed (the protected resource metadata,
+    /// an authorization server's), on a server that does not use OAuth.
+    OAuthNotOffered,
     /// A write without `Idempotency-Key`; the write it was.
     MissingIdempotencyKey(Action),
     /// An `Idempotency-Key` that is not a valid key: the whole detail, why
@@ -183,7 +215,12 @@ impl RestError {
     /// The kind of problem; the one place that decides status codes.
     pub fn kind(&self) -> ProblemKind {
         match self {
-            Self::MissingCredentials | Self::InvalidToken => ProblemKind::UNAUTHORIZED,
+            Self::MissingCredentials { .. } | Self::InvalidToken { .. } => {
+                ProblemKind::UNAUTHORIZED
+            }
+            Self::InsufficientScope { .. } => ProblemKind::INSUFFICIENT_SCOPE,
+            Self::AuthUnavailable { .. } => ProblemKind::AUTH_UNAVAILABLE,
+            Self::OAuthNotOffered => ProblemKind::NOT_FOUND,
             Self::MissingIdempotencyKey(_) => ProblemKind::IDEMPOTENCY_KEY_MISSING,
             Self::MalformedIdempotencyKey(_) => ProblemKind::IDEMPOTENCY_KEY_MALFORMED,
             Self::KeyReused(_) => ProblemKind::IDEMPOTENCY_KEY_REUSED,
@@ -230,21 +267,57 @@ impl RestError {
             | Self::PayloadTooLarge(_)
             | Self::UnsupportedContentEncoding(_)
             | Self::BadRequest(_) => ("invalid", Some("validation_failed")),
-            Self::MissingCredentials | Self::InvalidToken => ("invalid", Some("unauthenticated")),
-            Self::NoRoute | Self::OperationNotFound(_) | Self::NotReady | Self::Internal(_) => {
-                ("error", None)
+            Self::MissingCredentials { .. } | Self::InvalidToken { .. } => {
+                ("invalid", Some("unauthenticated"))
             }
+            Self::InsufficientScope { .. } => ("invalid", Some("insufficient_scope")),
+            Self::NoRoute
+            | Self::OAuthNotOffered
+            | Self::OperationNotFound(_)
+            | Self::NotReady
+            | Self::AuthUnavailable { .. }
+            | Self::Internal(_) => ("error", None),
         }
     }
 
     fn detail(&self) -> String {
         match self {
-            Self::MissingCredentials => {
-                "This endpoint needs `Authorization: Bearer <token>`. Get a token with \
-                 `tickets token issue <tenant>`."
-                    .into()
+            Self::MissingCredentials { metadata: None, .. } => {
+                format!("This endpoint needs `Authorization: Bearer <token>`. {NO_OAUTH}")
             }
-            Self::InvalidToken => "The bearer token is unknown or revoked.".into(),
+            Self::MissingCredentials {
+                metadata: Some(url),
+                ..
+            } => format!(
+                "This endpoint needs `Authorization: Bearer <token>`: an access token from the \
+                 identity provider named in this server's resource metadata ({url}; MCP clients \
+                 that follow the MCP authorization spec sign in on their own), or a static API \
+                 token from `tickets token issue <tenant>`."
+            ),
+            Self::InvalidToken { why, .. } if why == access::UNKNOWN_TOKEN => {
+                "The bearer token is unknown or revoked.".into()
+            }
+            Self::InvalidToken { why, .. } => format!(
+                "The bearer token was not accepted: {why}. Nothing was done; sign in again or \
+                 send another token."
+            ),
+            Self::InsufficientScope { needed, has, .. } => format!(
+                "This request needs the scope {needed}, which the token does not carry (it has \
+                 {}). Nothing was done. An API token's scopes are chosen when it is issued \
+                 (`tickets token issue <tenant> --scope {needed}`); from an identity provider, \
+                 get a token that includes {needed} (MCP clients ask for it on their own).",
+                if has.is_empty() {
+                    "none of this service's scopes".to_owned()
+                } else {
+                    has.to_string()
+                }
+            ),
+            Self::AuthUnavailable { why, retry_after } => format!(
+                "The identity provider's signing keys could not be fetched ({why}), so the token \
+                 can be neither accepted nor refused now. Nothing was done: retry in {} s.",
+                retry_after.as_secs().max(1)
+            ),
+            Self::OAuthNotOffered => NO_OAUTH.into(),
             Self::MissingIdempotencyKey(action) => {
                 let w = wording(*action);
                 format!(
@@ -395,6 +468,12 @@ impl RestError {
     }
 }
 
+/// What to do on a server without an identity provider, in messages.
+const NO_OAUTH: &str = "This server signs nobody in with OAuth (no identity provider is \
+     configured), so an MCP client's sign-in cannot succeed here: get a static API token with \
+     `tickets token issue <tenant>` and send it as `Authorization: Bearer <token>` (in an MCP \
+     client, set that header in its configuration for this server).";
+
 /// What a good key looks like, in messages.
 pub(crate) const EXAMPLE_KEY: &str = "0193a4f2-7c1e-7b8a-9f00-4c2d1e5b6a79";
 
@@ -437,24 +516,17 @@ impl IntoResponse for RestError {
         let mut response = problem.into_response();
         let headers = response.headers_mut();
         match &self {
-            Self::MissingCredentials => {
-                headers.insert(
-                    header::WWW_AUTHENTICATE,
-                    HeaderValue::from_static(
-                        r#"Bearer realm="tickets", error_description="send Authorization: Bearer <token> (a static token from tickets token issue)""#,
-                    ),
-                );
-            }
-            Self::InvalidToken => {
-                headers.insert(
-                    header::WWW_AUTHENTICATE,
-                    HeaderValue::from_static(
-                        r#"Bearer realm="tickets", error="invalid_token", error_description="the bearer token is unknown or revoked""#,
-                    ),
-                );
+            Self::MissingCredentials { challenge, .. }
+            | Self::InvalidToken { challenge, .. }
+            | Self::InsufficientScope { challenge, .. } => {
+                // Built from quoted printable ASCII only (see `access`).
+                if let Ok(value) = HeaderValue::from_str(challenge) {
+                    headers.insert(header::WWW_AUTHENTICATE, value);
+                }
             }
             Self::InProgress { retry_after, .. }
-            | Self::ProviderUnavailable { retry_after, .. } => {
+            | Self::ProviderUnavailable { retry_after, .. }
+            | Self::AuthUnavailable { retry_after, .. } => {
                 headers.insert(
                     header::RETRY_AFTER,
                     HeaderValue::from(retry_after.as_secs().max(1)),

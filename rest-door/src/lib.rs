@@ -11,7 +11,11 @@
 //! - [`router`]: the routes, with authentication on `/v1`.
 //! - [`openapi`]: the OpenAPI 3.1 document, generated from the same route
 //!   definitions as the router.
-//! - [`auth`]: bearer token to tenant, as middleware (also used for `/mcp`).
+//! - [`auth`]: bearer token to caller, as middleware (also used for `/mcp`),
+//!   and the scope check of each route (the policy is `access::policy`).
+//! - `routes::discovery`: the protected resource metadata (RFC 9728), when
+//!   OAuth is on; [`openapi`] documents both kinds of bearer token and the
+//!   scope each route needs, from the same policy.
 //! - [`error`]: [`RestError`], the one enum of failures and its one status
 //!   match; [`problem`]: the problem document and its kinds.
 //! - `routes`: one module per resource (tickets, transitions, comments,
@@ -25,6 +29,8 @@
 //!   limits taken from the kitchen's constants.
 //! - `links`: every address the door hands out.
 
+use access::Authenticator;
+use access_doc::BearerAuth;
 use axum::Router;
 use axum::middleware;
 use axum::response::{IntoResponse, Response};
@@ -33,10 +39,10 @@ use http::header;
 use kitchen::Kitchen;
 use telemetry::Metrics;
 use utoipa::OpenApi;
-use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+mod access_doc;
 pub mod auth;
 pub mod error;
 mod idempotency_key;
@@ -51,6 +57,7 @@ mod versions;
 pub use error::RestError;
 pub use idempotency_key::IDEMPOTENCY_KEY;
 pub use problem::{PROBLEM_JSON, Problem, ProblemKind};
+pub use routes::discovery::ResourceMetadata;
 pub use routes::writes::{IDEMPOTENCY_REPLAYABLE_UNTIL, IDEMPOTENT_REPLAYED};
 pub use state::DoorState;
 
@@ -88,22 +95,11 @@ pub const BODY_LIMIT_BYTES: usize = 64 * 1024;
         (name = "comments", description = "Comment on tickets and read the comments"),
         (name = "operations", description = "Find out what happened to a write"),
         (name = "health", description = "Liveness and readiness"),
+        (name = "auth", description = "This server as an OAuth protected resource"),
         (name = "problems", description = "What each problem type means"),
     ),
 )]
 struct ApiDoc;
-
-struct BearerAuth;
-
-impl utoipa::Modify for BearerAuth {
-    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        let components = openapi.components.get_or_insert_with(Default::default);
-        components.add_security_scheme(
-            "bearer",
-            SecurityScheme::Http(Http::new(HttpAuthScheme::Bearer)),
-        );
-    }
-}
 
 /// Routes that need a tenant.
 fn v1_routes() -> OpenApiRouter<DoorState> {
@@ -125,29 +121,41 @@ fn public_routes() -> OpenApiRouter<DoorState> {
         .routes(routes!(routes::health::readyz))
         .routes(routes!(routes::problems::describe))
         .routes(routes!(routes::telemetry::metrics))
+        .routes(routes!(routes::discovery::metadata))
+        .routes(routes!(routes::discovery::metadata_mcp))
 }
 
 /// The OpenAPI 3.1 document of every REST route.
 pub fn openapi() -> utoipa::openapi::OpenApi {
-    OpenApiRouter::with_openapi(ApiDoc::openapi())
-        .merge(public_routes())
-        .merge(v1_routes())
-        .into_openapi()
+    access_doc::with_access_policy(
+        OpenApiRouter::with_openapi(ApiDoc::openapi())
+            .merge(public_routes())
+            .merge(v1_routes())
+            .into_openapi(),
+    )
 }
 
-/// The REST door over `kitchen`: `/v1/…` behind bearer authentication,
-/// plus `/healthz`, `/readyz`, `/metrics`, `/problems/{slug}` and
-/// `/openapi.json`. Write attempts are measured into `metrics`.
-pub fn router(kitchen: Kitchen, metrics: Metrics) -> Router {
-    let v1 = v1_routes().route_layer(middleware::from_fn_with_state(
-        kitchen.clone(),
-        auth::require_tenant,
-    ));
+/// The REST door over `kitchen`: `/v1/…` behind bearer authentication
+/// (`access` turns tokens into callers) and the scope each route needs,
+/// plus `/healthz`, `/readyz`, `/metrics`, `/problems/{slug}`,
+/// `/openapi.json` and the protected resource metadata. Write attempts are
+/// measured into `metrics`.
+pub fn router(kitchen: Kitchen, metrics: Metrics, access: Authenticator) -> Router {
+    // Layers run outside in: the tenant first, then its scopes.
+    let v1 = v1_routes()
+        .route_layer(middleware::from_fn_with_state(
+            access.clone(),
+            auth::require_scope,
+        ))
+        .route_layer(middleware::from_fn_with_state(
+            access.clone(),
+            auth::require_tenant,
+        ));
     let (router, openapi) = OpenApiRouter::with_openapi(ApiDoc::openapi())
         .merge(public_routes())
         .merge(v1)
         .split_for_parts();
-    let openapi = std::sync::Arc::new(openapi);
+    let openapi = std::sync::Arc::new(access_doc::with_access_policy(openapi));
     router
         .route(
             "/openapi.json",
@@ -156,9 +164,26 @@ pub fn router(kitchen: Kitchen, metrics: Metrics) -> Router {
                 async move { axum::Json(openapi.as_ref().clone()) }
             }),
         )
-        .fallback(|| async { RestError::NoRoute })
+        .fallback(no_route)
         .method_not_allowed_fallback(|| async { problem_for(ProblemKind::METHOD_NOT_ALLOWED) })
-        .with_state(DoorState { kitchen, metrics })
+        .with_state(DoorState {
+            kitchen,
+            metrics,
+            access,
+        })
+}
+
+/// Nothing here; on a server without OAuth, the addresses an OAuth client
+/// guesses say to send a static token instead.
+async fn no_route(
+    axum::extract::State(access): axum::extract::State<Authenticator>,
+    uri: http::Uri,
+) -> RestError {
+    if access.oauth().is_none() && routes::discovery::GUESSED_OAUTH_PATHS.contains(&uri.path()) {
+        RestError::OAuthNotOffered
+    } else {
+        RestError::NoRoute
+    }
 }
 
 fn problem_for(kind: ProblemKind) -> Response {

@@ -43,7 +43,11 @@ macro_rules! kinds {
 
 kinds! {
     UNAUTHORIZED = "unauthorized", UNAUTHORIZED, "Missing or invalid bearer token",
-        "Send `Authorization: Bearer <token>` with a token issued by `tickets token issue`.";
+        "Send `Authorization: Bearer <token>` with a static API token issued by `tickets token issue`, or, where the server names an identity provider (`WWW-Authenticate: Bearer resource_metadata=...`), an access token from it for this server's audience. `detail` says why a token was refused.";
+    INSUFFICIENT_SCOPE = "insufficient-scope", FORBIDDEN, "The token lacks a scope this request needs",
+        "Reads need `tickets:read`, writes `tickets:write`. `WWW-Authenticate: Bearer error=\"insufficient_scope\", scope=...` names the missing scope: get a token that carries it (an API token's scopes are chosen at issue, `tickets token issue <tenant> --scope ...`). Nothing was done and no Idempotency-Key was used.";
+    AUTH_UNAVAILABLE = "auth-unavailable", SERVICE_UNAVAILABLE, "The identity provider could not be reached",
+        "The signing keys of the identity provider that issued the token could not be fetched in time, so the token can be neither accepted nor refused. Nothing was done and no Idempotency-Key was used: retry after Retry-After seconds.";
     IDEMPOTENCY_KEY_MISSING = "idempotency-key-missing", BAD_REQUEST, "Idempotency-Key header is required",
         "Every write needs an `Idempotency-Key` header naming the intended effect (a ticket to create, an edit, a move, a comment): a fresh UUID per new effect, reused unchanged on every retry.";
     IDEMPOTENCY_KEY_MALFORMED = "idempotency-key-malformed", BAD_REQUEST, "Idempotency-Key header is malformed",

@@ -1,11 +1,12 @@
-//! Tenant and token commands, and the first-run instructions.
+//! Tenant, token and identity-provider subject commands, and the first-run
+//! instructions.
 
 use std::net::SocketAddr;
 
 use anyhow::{Context, bail};
-use kitchen::{Kitchen, TenantName, TokenId};
+use kitchen::{Issuer, Kitchen, Scopes, Subject, TenantName, TokenId};
 
-use crate::cli::DEFAULT_DATABASE_URL;
+use crate::cli::{DEFAULT_DATABASE_URL, OAuthCommand};
 
 /// `tenant create NAME`: prints the new tenant's id on stdout.
 pub async fn create_tenant(kitchen: &Kitchen, name: &str) -> anyhow::Result<()> {
@@ -24,17 +25,21 @@ pub async fn create_tenant(kitchen: &Kitchen, name: &str) -> anyhow::Result<()> 
     }
 }
 
-/// `token issue TENANT`: prints the secret alone on stdout (so that
-/// `TOKEN=$(tickets token issue acme)` works), and what it is on stderr.
-pub async fn issue_token(kitchen: &Kitchen, tenant: &str) -> anyhow::Result<()> {
-    let name = TenantName::parse(tenant).map_err(anyhow::Error::msg)?;
-    let Some(tenant) = kitchen.tenant_by_name(&name).await? else {
-        bail!("no tenant named {name}; create it with: tickets tenant create {name}");
+/// `token issue TENANT [--scope S]…`: prints the secret alone on stdout (so
+/// that `TOKEN=$(tickets token issue acme)` works), and what it is on
+/// stderr. Without `--scope` the token may do everything.
+pub async fn issue_token(kitchen: &Kitchen, tenant: &str, scopes: &[String]) -> anyhow::Result<()> {
+    let scopes = if scopes.is_empty() {
+        Scopes::ALL
+    } else {
+        Scopes::parse(&scopes.join(" ")).map_err(|e| anyhow::anyhow!("--scope: {e}"))?
     };
-    let token = kitchen.issue_token(tenant.id).await?;
+    let tenant = existing_tenant(kitchen, tenant).await?;
+    let token = kitchen.issue_token_with(tenant.id, scopes).await?;
     eprintln!(
-        "Token {} for tenant {}. It is shown only now: store it. Revoke with: tickets token revoke {}",
-        token.id, tenant.name, token.id
+        "Token {} for tenant {}, scopes {}. It is shown only now: store it. Revoke with: tickets \
+         token revoke {}",
+        token.id, tenant.name, token.scopes, token.id
     );
     println!("{}", token.secret);
     Ok(())
@@ -48,6 +53,54 @@ pub async fn revoke_token(kitchen: &Kitchen, id: &str) -> anyhow::Result<()> {
         Ok(())
     } else {
         bail!("no live token with id {id} (unknown, or already revoked)")
+    }
+}
+
+/// `oauth map|unmap`.
+pub async fn oauth(kitchen: &Kitchen, command: OAuthCommand) -> anyhow::Result<()> {
+    match command {
+        OAuthCommand::Map {
+            issuer,
+            subject,
+            tenant,
+        } => {
+            let (issuer, subject) = identity(&issuer, &subject)?;
+            let tenant = existing_tenant(kitchen, &tenant).await?;
+            let new = kitchen
+                .map_oauth_subject(&issuer, &subject, tenant.id)
+                .await?;
+            eprintln!(
+                "{} subject {subject:?} of {issuer} to tenant {}. Running servers notice within \
+                 AUTH_CACHE_MS.",
+                if new { "Mapped" } else { "Moved" },
+                tenant.name
+            );
+            Ok(())
+        }
+        OAuthCommand::Unmap { issuer, subject } => {
+            let (issuer, subject) = identity(&issuer, &subject)?;
+            if kitchen.unmap_oauth_subject(&issuer, &subject).await? {
+                eprintln!("Unmapped subject {subject:?} of {issuer}.");
+                Ok(())
+            } else {
+                bail!("subject {subject:?} of {issuer} is not mapped")
+            }
+        }
+    }
+}
+
+fn identity(issuer: &str, subject: &str) -> anyhow::Result<(Issuer, Subject)> {
+    Ok((
+        Issuer::parse(issuer).map_err(|e| anyhow::anyhow!("--issuer: {e}"))?,
+        Subject::parse(subject).map_err(|e| anyhow::anyhow!("--subject: {e}"))?,
+    ))
+}
+
+async fn existing_tenant(kitchen: &Kitchen, name: &str) -> anyhow::Result<kitchen::Tenant> {
+    let name = TenantName::parse(name).map_err(anyhow::Error::msg)?;
+    match kitchen.tenant_by_name(&name).await? {
+        Some(tenant) => Ok(tenant),
+        None => bail!("no tenant named {name}; create it with: tickets tenant create {name}"),
     }
 }
 

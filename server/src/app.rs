@@ -4,6 +4,7 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use access::Authenticator;
 use axum::Router;
 use axum::extract::Request;
 use http::StatusCode;
@@ -60,6 +61,9 @@ pub struct ServeSettings {
     /// How often the retention sweep runs (it sweeps everything due each
     /// time, in batches).
     pub sweep_every: Duration,
+    /// Resource-server mode: accept access tokens from these identity
+    /// providers besides API tokens. Off (`None`) by default.
+    pub oauth: Option<access::OAuthSettings>,
 }
 
 impl Default for ServeSettings {
@@ -80,6 +84,7 @@ impl Default for ServeSettings {
             // can finish.
             shutdown_grace: Duration::from_secs(30),
             sweep_every: Duration::from_secs(60),
+            oauth: None,
         }
     }
 }
@@ -92,7 +97,15 @@ impl Default for ServeSettings {
 /// and answers JSON-RPC. Shared by both, outermost first: the request id
 /// (exists before anything logs), the trace span, compression of answers,
 /// the edge rules (`edge.rs`), and gzip request bodies.
-pub fn router(kitchen: Kitchen, metrics: Metrics, settings: &ServeSettings) -> Router {
+///
+/// Both doors authenticate through `access`: the same bearer tokens, the
+/// same callers, one scope policy.
+pub fn router(
+    kitchen: Kitchen,
+    metrics: Metrics,
+    settings: &ServeSettings,
+    access: Authenticator,
+) -> Router {
     let shared = ServiceBuilder::new()
         .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
         .layer(
@@ -118,7 +131,7 @@ pub fn router(kitchen: Kitchen, metrics: Metrics, settings: &ServeSettings) -> R
         // limits below count decoded bytes, so a small bomb stays small.
         .layer(RequestDecompressionLayer::new().gzip(true))
         .layer(MapRequestBodyLayer::new(axum::body::Body::new));
-    let rest = rest_door::router(kitchen.clone(), metrics.clone()).layer(
+    let rest = rest_door::router(kitchen.clone(), metrics.clone(), access.clone()).layer(
         ServiceBuilder::new()
             .layer(axum::middleware::map_response(
                 rest_door::problem_for_bare_errors,
@@ -144,11 +157,12 @@ pub fn router(kitchen: Kitchen, metrics: Metrics, settings: &ServeSettings) -> R
                 &settings.mcp,
                 limits,
                 settings.mcp_tasks,
+                access.challenges().clone(),
             ),
         )
         .layer(axum::middleware::from_fn_with_state(
-            kitchen,
-            rest_door::auth::require_tenant,
+            access,
+            crate::mcp_auth::require_tenant,
         ));
     rest.merge(mcp).layer(shared)
 }
@@ -172,9 +186,11 @@ impl Application {
         settings: &ServeSettings,
     ) -> std::io::Result<Self> {
         let listener = TcpListener::bind(settings.listen).await?;
+        let access = Authenticator::new(kitchen.clone(), settings.oauth.clone())
+            .map_err(std::io::Error::other)?;
         Ok(Self {
             listener,
-            router: router(kitchen.clone(), metrics.clone(), settings),
+            router: router(kitchen.clone(), metrics.clone(), settings, access),
             kitchen,
             metrics,
             sweep_every: settings.sweep_every,

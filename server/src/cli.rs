@@ -59,6 +59,13 @@ pub enum Command {
     /// Manage API tokens.
     #[command(subcommand)]
     Token(TokenCommand),
+    /// Call a running service with the retry policy of `tickets-client`:
+    /// create, update, transition, comment, status, resume.
+    // Boxed: its arguments outweigh the small commands'.
+    Client(Box<crate::client_cli::ClientArgs>),
+    /// Map identity-provider subjects to tenants (OAuth).
+    #[command(subcommand)]
+    Oauth(OAuthCommand),
 }
 
 /// Settings of `serve`.
@@ -187,9 +194,46 @@ pub struct ServeArgs {
     /// MCP tasks: the poll interval (ms) every task advises.
     #[arg(long, env = "MCP_TASK_POLL_MS", default_value_t = 2_000)]
     pub mcp_task_poll_ms: u64,
+    /// Signing in with your identity provider (OAuth; off by default).
+    #[command(flatten)]
+    pub oauth: OAuthArgs,
     /// Where tickets are made.
     #[command(flatten)]
     pub backend: BackendArgs,
+}
+
+/// Resource-server mode: accept access tokens (JWTs) from identity
+/// providers besides API tokens. On when at least one issuer is named.
+#[derive(Debug, Clone, Args)]
+pub struct OAuthArgs {
+    /// An identity provider whose access tokens are accepted: its issuer
+    /// URL, exactly as its tokens' `iss` says (repeat, or comma-separate).
+    /// Naming one turns OAuth on; --oauth-audience is then required.
+    #[arg(long = "oauth-issuer", env = "OAUTH_ISSUERS", value_delimiter = ',')]
+    pub oauth_issuers: Vec<String>,
+    /// This server's canonical resource URL, the audience (`aud`) its
+    /// access tokens must carry (RFC 8707), e.g.
+    /// https://tickets.example.com/mcp. Tokens for another audience are
+    /// refused.
+    #[arg(long, env = "OAUTH_AUDIENCE")]
+    pub oauth_audience: Option<String>,
+    /// A claim whose value is the caller's tenant name (e.g. `org_id`),
+    /// used when the token's subject is not mapped with `tickets oauth
+    /// map`. Unknown tenants are refused, never created.
+    #[arg(long, env = "OAUTH_TENANT_CLAIM")]
+    pub oauth_tenant_claim: Option<String>,
+    /// Milliseconds fetching an identity provider's keys may take; past it
+    /// the caller gets 503 with Retry-After.
+    #[arg(long, env = "OAUTH_JWKS_TIMEOUT_MS", default_value_t = 2_000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub oauth_jwks_timeout_ms: u64,
+    /// Least milliseconds between two fetches of one provider's keys (a
+    /// token with an unknown key id triggers a fetch at most this often).
+    #[arg(long, env = "OAUTH_JWKS_COOLDOWN_MS", default_value_t = 10_000)]
+    pub oauth_jwks_cooldown_ms: u64,
+    /// Seconds of clock skew allowed on a token's `exp` and `nbf`.
+    #[arg(long, env = "OAUTH_LEEWAY_SECS", default_value_t = 30)]
+    pub oauth_leeway_secs: u64,
 }
 
 /// Where tickets are made, and how to use a provider.
@@ -273,10 +317,42 @@ pub enum TokenCommand {
     Issue {
         /// The tenant's name.
         tenant: String,
+        /// What the token may do: `tickets:read` (reads, status lookups,
+        /// previews) and/or `tickets:write` (writes). Repeat, or
+        /// comma-separate. Both when left out.
+        #[arg(long = "scope", value_delimiter = ',')]
+        scopes: Vec<String>,
     },
     /// Revoke an API token by its id.
     Revoke {
         /// The token id printed when it was issued.
         token_id: String,
+    },
+}
+
+/// `oauth …`
+#[derive(Debug, Subcommand)]
+pub enum OAuthCommand {
+    /// Map an identity provider's subject to a tenant: its access tokens
+    /// then act for that tenant (this wins over the tenant claim).
+    Map {
+        /// The issuer, exactly as its tokens' `iss` says.
+        #[arg(long)]
+        issuer: String,
+        /// The subject, exactly as its tokens' `sub` says.
+        #[arg(long)]
+        subject: String,
+        /// The tenant's name.
+        #[arg(long)]
+        tenant: String,
+    },
+    /// Remove a subject's mapping.
+    Unmap {
+        /// The issuer, exactly as its tokens' `iss` says.
+        #[arg(long)]
+        issuer: String,
+        /// The subject, exactly as its tokens' `sub` says.
+        #[arg(long)]
+        subject: String,
     },
 }

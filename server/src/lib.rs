@@ -8,7 +8,10 @@
 //! # Layout
 //!
 //! - [`cli`]: the command line's clap types (`serve`, `mcp-stdio`,
-//!   `tenant create`, `token issue|revoke`) and nothing else.
+//!   `tenant create`, `token issue|revoke`, `oauth map|unmap`) and nothing else.
+//! - [`client_cli`] and `client_run`: `tickets client …`, the command
+//!   line of the `tickets-client` crate (its retry policy for scripts):
+//!   the clap types, and what they do.
 //! - [`run`]: the composition root: `main` and what each command does
 //!   (open the kitchen, serve HTTP or MCP over stdio with the reconciler,
 //!   or run an admin command).
@@ -23,14 +26,19 @@
 //! - `connections`: the accept loop: hyper's HTTP/1.1 connections with a
 //!   header-read timeout, an idle timeout, a connection limit and a
 //!   shutdown deadline.
-//! - [`admin`]: tenant and token commands.
+//! - `mcp_auth`: the bearer middleware as `/mcp` answers it (a `401`
+//!   problem document, everything else JSON-RPC).
+//! - [`admin`]: tenant, token and identity-provider subject commands.
 //! - `shutdown`: SIGINT/SIGTERM as a future.
 
 pub mod admin;
 pub mod app;
 pub mod cli;
+pub mod client_cli;
+mod client_run;
 mod connections;
 mod edge;
+mod mcp_auth;
 pub mod run;
 pub mod shutdown;
 

@@ -13,7 +13,9 @@ use telemetry::{Metrics, OtlpTarget};
 
 use crate::admin;
 use crate::app::{Application, ServeSettings};
-use crate::cli::{BackendArgs, BackendKind, Cli, Command, ServeArgs, TenantCommand, TokenCommand};
+use crate::cli::{
+    BackendArgs, BackendKind, Cli, Command, OAuthArgs, ServeArgs, TenantCommand, TokenCommand,
+};
 
 // `BackendArgs` is a clap type in `cli.rs`; building a backend from it (a
 // provider client) is composition, so it lives here.
@@ -63,6 +65,35 @@ impl BackendArgs {
     }
 }
 
+// Likewise for the OAuth settings: validating them is the `access` crate's.
+impl OAuthArgs {
+    /// Resource-server mode as these settings describe it: `None` when no
+    /// issuer is named (OAuth off).
+    pub fn settings(&self) -> anyhow::Result<Option<access::OAuthSettings>> {
+        if self.oauth_issuers.is_empty() {
+            if self.oauth_audience.is_some() || self.oauth_tenant_claim.is_some() {
+                anyhow::bail!(
+                    "OAUTH_AUDIENCE and OAUTH_TENANT_CLAIM need OAUTH_ISSUERS (--oauth-issuer): \
+                     name the identity provider whose tokens to accept"
+                );
+            }
+            return Ok(None);
+        }
+        let Some(audience) = &self.oauth_audience else {
+            anyhow::bail!(
+                "OAUTH_ISSUERS needs OAUTH_AUDIENCE (--oauth-audience): this server's canonical \
+                 URL, the audience its access tokens carry, e.g. https://tickets.example.com/mcp"
+            );
+        };
+        let settings = access::OAuthSettings::new(&self.oauth_issuers, audience)?
+            .tenant_claim(self.oauth_tenant_claim.clone())
+            .jwks_timeout(Duration::from_millis(self.oauth_jwks_timeout_ms))
+            .jwks_cooldown(Duration::from_millis(self.oauth_jwks_cooldown_ms))
+            .leeway(Duration::from_secs(self.oauth_leeway_secs));
+        Ok(Some(settings))
+    }
+}
+
 /// The whole program: parse the command line, set up logging, run.
 pub fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
@@ -100,13 +131,18 @@ pub async fn run(cli: Cli, otlp: Option<OtlpTarget>) -> anyhow::Result<()> {
             kitchen.close().await;
             Ok(())
         }
+        Command::Client(args) => crate::client_run::run(*args).await,
         Command::Tenant(TenantCommand::Create { name }) => {
             let kitchen = connect(&cli.database_url, KitchenConfig::default()).await?;
             admin::create_tenant(&kitchen, &name).await
         }
-        Command::Token(TokenCommand::Issue { tenant }) => {
+        Command::Token(TokenCommand::Issue { tenant, scopes }) => {
             let kitchen = connect(&cli.database_url, KitchenConfig::default()).await?;
-            admin::issue_token(&kitchen, &tenant).await
+            admin::issue_token(&kitchen, &tenant, &scopes).await
+        }
+        Command::Oauth(command) => {
+            let kitchen = connect(&cli.database_url, KitchenConfig::default()).await?;
+            admin::oauth(&kitchen, command).await
         }
         Command::Token(TokenCommand::Revoke { token_id }) => {
             let kitchen = connect(&cli.database_url, KitchenConfig::default()).await?;
@@ -161,6 +197,7 @@ async fn serve(database_url: &str, args: ServeArgs, metrics: Metrics) -> anyhow:
         max_connections: usize::try_from(args.max_http_connections).unwrap_or(usize::MAX),
         shutdown_grace: Duration::from_secs(args.shutdown_grace_secs),
         sweep_every: Duration::from_secs(args.sweep_every_secs),
+        oauth: args.oauth.settings()?,
     };
     let app = Application::build(kitchen.clone(), metrics.clone(), &settings)
         .await

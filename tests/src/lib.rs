@@ -56,12 +56,34 @@ impl TestApp {
         config: KitchenConfig,
         request_timeout: Duration,
     ) -> Self {
-        let kitchen = db.kitchen_with(config).await;
         let settings = ServeSettings {
-            listen: "127.0.0.1:0".parse().expect("loopback address"),
             request_timeout,
             ..ServeSettings::default()
         };
+        Self::spawn_with_settings(db, config, settings).await
+    }
+
+    /// A server over `db` with `config` and `settings` (its `listen` is
+    /// replaced by a free loopback port).
+    pub async fn spawn_with_settings(
+        db: &TestDatabase,
+        config: KitchenConfig,
+        settings: ServeSettings,
+    ) -> Self {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+        let listen = listener.local_addr().expect("its address");
+        drop(listener);
+        Self::spawn_on(db, config, ServeSettings { listen, ..settings }).await
+    }
+
+    /// A server over `db` listening where `settings` say (a port chosen
+    /// before the server starts, e.g. to name it in the OAuth audience).
+    pub async fn spawn_on(
+        db: &TestDatabase,
+        config: KitchenConfig,
+        settings: ServeSettings,
+    ) -> Self {
+        let kitchen = db.kitchen_with(config).await;
         let metrics = Metrics::new();
         let app = Application::build(kitchen.clone(), metrics.clone(), &settings)
             .await
@@ -89,6 +111,19 @@ impl TestApp {
     /// Makes a tenant named `name` with a token.
     pub async fn tenant(&self, name: &str) -> TestTenant {
         let (tenant, token) = tenant_with_token(&self.kitchen, name).await;
+        TestTenant {
+            id: tenant.id,
+            token: token.secret,
+        }
+    }
+
+    /// Another token of `tenant`, carrying only `scopes`.
+    pub async fn token_with(&self, tenant: &TestTenant, scopes: kitchen::Scopes) -> TestTenant {
+        let token = self
+            .kitchen
+            .issue_token_with(tenant.id, scopes)
+            .await
+            .expect("issue a token");
         TestTenant {
             id: tenant.id,
             token: token.secret,

@@ -15,7 +15,7 @@ use tokio::process::{Child, Command};
 pub fn fault_injection_binary() -> PathBuf {
     build_binary(
         "tickets-fault-injection",
-        &["--features", "fault-injection"],
+        &["--features", "server/fault-injection"],
     )
 }
 
@@ -30,11 +30,13 @@ pub fn tickets_binary() -> PathBuf {
 
 /// Builds `bin` of the server package with `extra` cargo arguments; the
 /// tests crate cannot name another package's binaries through
-/// `CARGO_BIN_EXE_*`.
+/// `CARGO_BIN_EXE_*`. `--workspace`, like every build in `.ci/run`: cargo
+/// resolves features over the packages a build selects, so a build of one
+/// package alone would compile most dependencies a second time.
 fn build_binary(bin: &str, extra: &[&str]) -> PathBuf {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = std::process::Command::new(cargo)
-        .args(["build", "--quiet", "-p", "server", "--bin", bin])
+        .args(["build", "--quiet", "--workspace", "--bin", bin])
         .args(extra)
         .status()
         .expect("run cargo");

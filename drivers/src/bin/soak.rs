@@ -16,7 +16,7 @@ use drivers::soak::{self, DatabaseKind, SoakConfig};
 #[derive(Debug, Parser)]
 #[command(name = "soak", version)]
 struct Args {
-    /// The `tickets` binary (build it first: cargo build -p server --bin tickets).
+    /// The `tickets` binary (build it first: cargo build --workspace --bin tickets).
     #[arg(long, default_value = "target/debug/tickets")]
     server_bin: PathBuf,
     /// The database the server runs on (a fresh one, removed afterwards).

@@ -155,7 +155,7 @@ async fn soak(
     let bin = &config.server_bin;
     anyhow::ensure!(
         bin.is_file(),
-        "no server binary at {} (build it first: cargo build -p server --bin tickets)",
+        "no server binary at {} (build it first: cargo build --workspace --bin tickets)",
         bin.display()
     );
     server::admin(bin, url, &["tenant", "create", TENANT]).await?;

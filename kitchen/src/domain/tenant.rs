@@ -7,6 +7,8 @@ use sha2::{Digest, Sha256};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+use super::identity::{Issuer, Subject, TenantVia};
+use super::scope::Scopes;
 use super::slug::{is_slug, slug_rule};
 use super::text::refuse_nul;
 
@@ -80,13 +82,44 @@ pub struct Tenant {
     pub created_at: OffsetDateTime,
 }
 
-/// An authenticated caller: the tenant its token acts for, and the token.
+/// An authenticated caller: the tenant it acts for, how it authenticated,
+/// and what it may do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Caller {
     /// The tenant.
     pub tenant: Tenant,
-    /// The token it authenticated with.
-    pub token: TokenId,
+    /// The credential it authenticated with.
+    pub credential: Credential,
+    /// What it may do: an API token's scopes, or what an access token
+    /// granted of this service's scopes.
+    pub scopes: Scopes,
+}
+
+impl Caller {
+    /// The API token it authenticated with, if it used one (the history of
+    /// its writes shows it).
+    pub fn token(&self) -> Option<TokenId> {
+        match &self.credential {
+            Credential::ApiToken(id) => Some(*id),
+            Credential::OAuth { .. } => None,
+        }
+    }
+}
+
+/// How a caller authenticated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Credential {
+    /// An API token issued by `tickets token issue`.
+    ApiToken(TokenId),
+    /// An access token from a trusted identity provider.
+    OAuth {
+        /// The issuer that signed it.
+        issuer: Issuer,
+        /// Its subject.
+        subject: Subject,
+        /// How the subject found its tenant.
+        via: TenantVia,
+    },
 }
 
 /// Who is writing: the tenant from authentication, and the token it
@@ -112,7 +145,7 @@ impl From<&Caller> for Actor {
     fn from(caller: &Caller) -> Self {
         Self {
             tenant: caller.tenant.id,
-            token: Some(caller.token),
+            token: caller.token(),
         }
     }
 }
@@ -160,18 +193,21 @@ pub struct IssuedToken {
     pub id: TokenId,
     /// The tenant the token acts for.
     pub tenant_id: TenantId,
+    /// What the token may do.
+    pub scopes: Scopes,
     /// The secret to put in `Authorization: Bearer …`. Shown once.
     pub secret: String,
 }
 
 impl IssuedToken {
-    pub(crate) fn generate(tenant_id: TenantId) -> Self {
+    pub(crate) fn generate(tenant_id: TenantId, scopes: Scopes) -> Self {
         use rand::RngCore;
         let mut bytes = [0u8; 32];
         rand::rng().fill_bytes(&mut bytes);
         Self {
             id: TokenId::new_v7(),
             tenant_id,
+            scopes,
             secret: format!("{TOKEN_PREFIX}{}", hex::encode(bytes)),
         }
     }

@@ -265,6 +265,7 @@ impl TryFrom<HistoryRow> for HistoryEntry {
 #[derive(sqlx::FromRow)]
 pub(crate) struct CallerRow {
     token_id: Uuid,
+    scopes: String,
     #[sqlx(flatten)]
     tenant: TenantRow,
 }
@@ -275,7 +276,11 @@ impl TryFrom<CallerRow> for crate::domain::tenant::Caller {
     fn try_from(row: CallerRow) -> Result<Self, Self::Error> {
         Ok(Self {
             tenant: row.tenant.try_into()?,
-            token: TokenId::from_uuid(row.token_id),
+            credential: crate::domain::tenant::Credential::ApiToken(TokenId::from_uuid(
+                row.token_id,
+            )),
+            scopes: crate::domain::scope::Scopes::parse(&row.scopes)
+                .map_err(|e| corrupt("API token scopes", e))?,
         })
     }
 }

@@ -1,9 +1,13 @@
-//! Tenants and API tokens.
+//! Tenants, API tokens, and the subjects of identity providers mapped to
+//! tenants.
 
 use time::OffsetDateTime;
 
 use crate::KitchenError;
-use crate::domain::tenant::{Caller, IssuedToken, Tenant, TenantName, TokenId, token_hash};
+use crate::domain::identity::{Issuer, Subject};
+use crate::domain::tenant::{
+    Caller, IssuedToken, Tenant, TenantId, TenantName, TokenId, token_hash,
+};
 
 use super::rows::{CallerRow, TenantRow};
 use super::{Db, on_db};
@@ -55,13 +59,14 @@ pub(crate) async fn insert_token(
 ) -> Result<(), KitchenError> {
     on_db!(db, pool => {
         sqlx::query(
-            "INSERT INTO api_tokens (id, tenant_id, token_sha256, created_at) \
-             VALUES ($1, $2, $3, $4)",
+            "INSERT INTO api_tokens (id, tenant_id, token_sha256, created_at, scopes) \
+             VALUES ($1, $2, $3, $4, $5)",
         )
         .bind(token.id.as_uuid())
         .bind(token.tenant_id.as_uuid())
         .bind(token_hash(&token.secret))
         .bind(now)
+        .bind(token.scopes.to_string())
         .execute(pool)
         .await?;
     });
@@ -72,7 +77,7 @@ pub(crate) async fn insert_token(
 pub(crate) async fn find_by_token(db: &Db, hash: &[u8]) -> Result<Option<Caller>, KitchenError> {
     let row = on_db!(db, pool => {
         sqlx::query_as::<_, CallerRow>(
-            "SELECT k.id AS token_id, t.id, t.name, t.created_at FROM api_tokens k \
+            "SELECT k.id AS token_id, k.scopes, t.id, t.name, t.created_at FROM api_tokens k \
              JOIN tenants t ON t.id = k.tenant_id \
              WHERE k.token_sha256 = $1 AND k.revoked_at IS NULL",
         )
@@ -98,4 +103,68 @@ pub(crate) async fn revoke_token(
             .rows_affected()
     });
     Ok(done == 1)
+}
+
+/// Maps (issuer, subject) to `tenant`, replacing an earlier mapping of the
+/// same subject; `true` when the subject was not mapped before.
+pub(crate) async fn map_subject(
+    db: &Db,
+    issuer: &Issuer,
+    subject: &Subject,
+    tenant: TenantId,
+    now: OffsetDateTime,
+) -> Result<bool, KitchenError> {
+    let before = tenant_by_subject(db, issuer, subject).await?;
+    on_db!(db, pool => {
+        sqlx::query(
+            "INSERT INTO oauth_subjects (issuer, subject, tenant_id, created_at) \
+             VALUES ($1, $2, $3, $4) \
+             ON CONFLICT (issuer, subject) DO UPDATE SET tenant_id = excluded.tenant_id, \
+             created_at = excluded.created_at",
+        )
+        .bind(issuer.as_str())
+        .bind(subject.as_str())
+        .bind(tenant.as_uuid())
+        .bind(now)
+        .execute(pool)
+        .await?;
+    });
+    Ok(before.is_none())
+}
+
+/// Removes the mapping of (issuer, subject); `false` when there was none.
+pub(crate) async fn unmap_subject(
+    db: &Db,
+    issuer: &Issuer,
+    subject: &Subject,
+) -> Result<bool, KitchenError> {
+    let done = on_db!(db, pool => {
+        sqlx::query("DELETE FROM oauth_subjects WHERE issuer = $1 AND subject = $2")
+            .bind(issuer.as_str())
+            .bind(subject.as_str())
+            .execute(pool)
+            .await?
+            .rows_affected()
+    });
+    Ok(done == 1)
+}
+
+/// The tenant an operator mapped (issuer, subject) to, if any.
+pub(crate) async fn tenant_by_subject(
+    db: &Db,
+    issuer: &Issuer,
+    subject: &Subject,
+) -> Result<Option<Tenant>, KitchenError> {
+    let row = on_db!(db, pool => {
+        sqlx::query_as::<_, TenantRow>(
+            "SELECT t.id, t.name, t.created_at FROM oauth_subjects s \
+             JOIN tenants t ON t.id = s.tenant_id \
+             WHERE s.issuer = $1 AND s.subject = $2",
+        )
+        .bind(issuer.as_str())
+        .bind(subject.as_str())
+        .fetch_optional(pool)
+        .await?
+    });
+    row.map(TryInto::try_into).transpose()
 }

@@ -25,3 +25,4 @@ mod update;
 mod upgrade;
 mod upgrade_0004;
 mod upgrade_0005;
+mod upgrade_0006;

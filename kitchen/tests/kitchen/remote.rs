@@ -384,10 +384,7 @@ async fn a_crash_before_dispatch_is_sent_after_the_lease_runs_out(db: TestDataba
             &draft("ops", "Disk full on db-1"),
         )
         .await;
-    assert_eq!(
-        effect.status().await.record.state,
-        OperationState::InProgress
-    );
+    assert_eq!(effect.state().await, OperationState::InProgress);
     // The dead worker's lease still runs: nobody may touch the effect.
     assert_eq!(
         effect
@@ -526,7 +523,7 @@ async fn a_remote_create_records_the_callers_token_in_history(db: TestDatabase) 
     assert_eq!(entries[0].operation_key, effect.key);
     assert_eq!(
         entries[0].actor_token_id,
-        Some(caller.token),
+        caller.token(),
         "the caller's token, as on the local backend"
     );
 }
@@ -624,7 +621,53 @@ async fn a_status_read_that_proves_absence_says_to_retry(db: TestDatabase) {
     );
 }
 
+/// A status read that arrives while another worker (here an earlier read,
+/// stuck on a provider that stopped answering) holds the effect's lease
+/// waits for it rather than answering the stale `unknown` at once; once
+/// the lease is back it searches itself, and finds the ticket.
+async fn a_status_read_waits_for_a_worker_already_at_it(db: TestDatabase) {
+    let effect = Arc::new(
+        Effect::new(
+            &db,
+            FakeProvider::ignoring_keys(),
+            settings(Duration::ZERO, Duration::ZERO),
+        )
+        .await,
+    );
+    effect
+        .provider
+        .fail_next_dispatch(DispatchFault::CommitThenLose);
+    unknown(effect.create().await);
+    effect.provider.stop_answering();
+    let first = tokio::spawn({
+        let effect = Arc::clone(&effect);
+        async move { effect.status().await }
+    });
+    // The first read holds the lease once its search reaches the provider.
+    while effect.provider.calls().1 == 0 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    effect.provider.resume_answering();
+    let status = effect.status().await;
+    assert_eq!(status.record.state, OperationState::Succeeded);
+    let last = status
+        .effect
+        .expect("ledger")
+        .last_reconciliation()
+        .cloned()
+        .expect("a lookup");
+    assert_eq!(last.result, Some(AttemptResult::Found));
+    let stuck = first.await.expect("the first read");
+    assert_eq!(
+        stuck.record.state,
+        OperationState::Unknown,
+        "its search timed out"
+    );
+    assert_eq!(effect.made(), 1);
+}
+
 kitchen::on_both_databases!(
+    a_status_read_waits_for_a_worker_already_at_it,
     a_status_read_never_sends_when_the_provider_honours_keys,
     a_status_read_never_sends_when_the_provider_ignores_keys,
     a_status_read_that_proves_absence_says_to_retry,

@@ -1,7 +1,9 @@
-//! Tenants and API tokens.
+//! Tenants, API tokens and their scopes, and identity-provider subjects.
 
 use kitchen::testing::{TestDatabase, tenant_with_token};
-use kitchen::{Caller, TenantName};
+use kitchen::{
+    Caller, Credential, Issuer, OAuthIdentity, Scope, Scopes, Subject, TenantName, TenantVia,
+};
 
 async fn a_token_authenticates_its_tenant_until_revoked(db: TestDatabase) {
     let kitchen = db.kitchen().await;
@@ -12,14 +14,16 @@ async fn a_token_authenticates_its_tenant_until_revoked(db: TestDatabase) {
         kitchen.authenticate(&token.secret).await.expect("auth"),
         Some(Caller {
             tenant: acme.clone(),
-            token: token.id
+            credential: Credential::ApiToken(token.id),
+            scopes: Scopes::ALL,
         })
     );
     assert_eq!(
         kitchen.authenticate(&other.secret).await.expect("auth"),
         Some(Caller {
             tenant: globex,
-            token: other.id
+            credential: Credential::ApiToken(other.id),
+            scopes: Scopes::ALL,
         })
     );
     assert_eq!(
@@ -44,7 +48,8 @@ async fn a_token_authenticates_its_tenant_until_revoked(db: TestDatabase) {
         kitchen.authenticate(&second.secret).await.expect("auth"),
         Some(Caller {
             tenant: acme,
-            token: second.id
+            credential: Credential::ApiToken(second.id),
+            scopes: Scopes::ALL,
         })
     );
 }
@@ -62,7 +67,123 @@ async fn tenant_names_are_unique(db: TestDatabase) {
     assert_eq!(kitchen.tenant_by_name(&name).await.expect("db"), Some(acme));
 }
 
+async fn a_token_issued_with_fewer_scopes_carries_only_those(db: TestDatabase) {
+    let kitchen = db.kitchen().await;
+    let (acme, _) = tenant_with_token(&kitchen, "acme").await;
+    let read_only = kitchen
+        .issue_token_with(acme.id, Scopes::only(Scope::Read))
+        .await
+        .expect("issue");
+    assert_eq!(read_only.scopes, Scopes::only(Scope::Read));
+    let caller = kitchen
+        .authenticate(&read_only.secret)
+        .await
+        .expect("auth")
+        .expect("a live token");
+    assert_eq!(caller.scopes, Scopes::only(Scope::Read));
+    assert_eq!(caller.token(), Some(read_only.id));
+}
+
+fn identity(subject: &str, claim: Option<&str>) -> OAuthIdentity {
+    OAuthIdentity {
+        issuer: Issuer::parse("https://idp.example").expect("an issuer"),
+        subject: Subject::parse(subject).expect("a subject"),
+        tenant_claim: claim.map(str::to_owned),
+    }
+}
+
+async fn an_identity_finds_its_tenant_by_mapping_or_claim_and_never_makes_one(db: TestDatabase) {
+    let kitchen = db.kitchen().await;
+    let (acme, _) = tenant_with_token(&kitchen, "acme").await;
+    let (globex, _) = tenant_with_token(&kitchen, "globex").await;
+    let read = Scopes::only(Scope::Read);
+    let resolve = |who: OAuthIdentity| {
+        let kitchen = kitchen.clone();
+        async move { kitchen.oauth_caller(&who, read).await.expect("db") }
+    };
+
+    // The claim's value is a tenant's name.
+    let by_claim = resolve(identity("user-1", Some("globex")))
+        .await
+        .expect("globex");
+    assert_eq!(by_claim.tenant, globex);
+    assert_eq!(by_claim.scopes, read);
+    assert_eq!(by_claim.token(), None, "no API token");
+    assert!(matches!(
+        by_claim.credential,
+        Credential::OAuth {
+            via: TenantVia::Claim,
+            ..
+        }
+    ));
+
+    // Unknown names, names that cannot be tenants, and no claim at all:
+    // refused, and no tenant is made for them.
+    for claim in [Some("initech"), Some("Not A Slug"), None] {
+        assert_eq!(resolve(identity("user-1", claim)).await, None, "{claim:?}");
+    }
+    let initech = TenantName::parse("initech").expect("slug");
+    assert_eq!(kitchen.tenant_by_name(&initech).await.expect("db"), None);
+
+    // An operator's mapping of the subject wins over the claim.
+    let issuer = Issuer::parse("https://idp.example").expect("an issuer");
+    let ci = Subject::parse("ci-bot").expect("a subject");
+    assert!(
+        kitchen
+            .map_oauth_subject(&issuer, &ci, acme.id)
+            .await
+            .expect("map")
+    );
+    let mapped = resolve(identity("ci-bot", Some("globex")))
+        .await
+        .expect("mapped");
+    assert_eq!(mapped.tenant, acme);
+    assert!(matches!(
+        mapped.credential,
+        Credential::OAuth {
+            via: TenantVia::SubjectMapping,
+            ..
+        }
+    ));
+    // Mapped again: moved, not duplicated.
+    assert!(
+        !kitchen
+            .map_oauth_subject(&issuer, &ci, globex.id)
+            .await
+            .expect("remap")
+    );
+    assert_eq!(
+        resolve(identity("ci-bot", None)).await.map(|c| c.tenant),
+        Some(globex.clone())
+    );
+    // The same subject at another issuer is someone else.
+    let elsewhere = OAuthIdentity {
+        issuer: Issuer::parse("https://other.example").expect("an issuer"),
+        ..identity("ci-bot", None)
+    };
+    assert_eq!(
+        kitchen.oauth_caller(&elsewhere, read).await.expect("db"),
+        None
+    );
+
+    assert!(
+        kitchen
+            .unmap_oauth_subject(&issuer, &ci)
+            .await
+            .expect("unmap")
+    );
+    assert!(
+        !kitchen
+            .unmap_oauth_subject(&issuer, &ci)
+            .await
+            .expect("again")
+    );
+    assert_eq!(resolve(identity("ci-bot", None)).await, None, "unmapped");
+}
+
 kitchen::on_both_databases!(
     a_token_authenticates_its_tenant_until_revoked,
-    tenant_names_are_unique
+    tenant_names_are_unique,
+    a_token_issued_with_fewer_scopes_carries_only_those,
+    an_identity_finds_its_tenant_by_mapping_or_claim_and_never_makes_one
 );

@@ -301,7 +301,7 @@ async fn a_previous_release_database_upgrades_in_place(db: TestDatabase) {
         .expect("the old token still authenticates");
     assert_eq!(caller.tenant.id.as_uuid(), old.tenant);
     assert_eq!(caller.tenant.name.as_str(), "acme");
-    assert_eq!(caller.token, TokenId::from(old.token));
+    assert_eq!(caller.token(), Some(TokenId::from(old.token)));
     let tenant = caller.tenant.id;
 
     // Every ticket reads back as it was, at version 1, open, unassigned.
@@ -429,7 +429,7 @@ async fn a_previous_release_database_upgrades_in_place(db: TestDatabase) {
         assert_eq!(desk.current(id).await, edited.result);
         let history = desk.history(id).await;
         assert_eq!(history.len(), 1);
-        assert_eq!(history[0].actor_token_id, Some(caller.token));
+        assert_eq!(history[0].actor_token_id, caller.token());
     }
     let first = old.tickets[0].ticket_id();
     created(

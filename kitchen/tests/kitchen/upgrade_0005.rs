@@ -39,14 +39,14 @@ const PREVIOUS_RELEASE: i64 = 4;
 const KEY_REMOTE_CREATE: &str = "r4-remote-create";
 
 /// The ticket release 4 made in a provider, as it stored it.
-struct RemoteTicket {
-    id: Uuid,
-    created_at: time::OffsetDateTime,
+pub(crate) struct RemoteTicket {
+    pub(crate) id: Uuid,
+    pub(crate) created_at: time::OffsetDateTime,
 }
 
 impl RemoteTicket {
     /// Its JSON, as release 4 froze it and as a GET shows it.
-    fn json(&self) -> String {
+    pub(crate) fn json(&self) -> String {
         format!(
             r#"{{"id":"{}","project_id":"ops","title":"Printer on fire","description":null,"priority":"high","status":"open","created_at":"{}","provider_ticket_id":"FAKE-1","version":1}}"#,
             self.id,
@@ -54,7 +54,7 @@ impl RemoteTicket {
         )
     }
 
-    fn ticket_id(&self) -> TicketId {
+    pub(crate) fn ticket_id(&self) -> TicketId {
         self.id.to_string().parse().expect("a UUID is a ticket id")
     }
 }
@@ -63,7 +63,7 @@ impl RemoteTicket {
 /// the migrator, then adds what release 4 wrote for a ticket it made in a
 /// provider: the ticket, its first history entry, and its create record
 /// with the effect ledger's columns.
-async fn fill(db: &TestDatabase, old: &PreviousRelease, remote: &RemoteTicket) {
+pub(crate) async fn fill(db: &TestDatabase, old: &PreviousRelease, remote: &RemoteTicket) {
     old.fill(db).await;
     let raw = Raw::open(db).await;
     let dir =
@@ -148,7 +148,7 @@ async fn a_release_4_database_upgrades_to_remote_writes(db: TestDatabase) {
     .await
     .expect("connect applies the pending migration");
     let raw = Raw::open(&db).await;
-    assert_eq!(raw.applied().await, [1, 2, 3, 4, 5]);
+    assert_eq!(raw.applied().await, [1, 2, 3, 4, 5, 6]);
 
     let caller: Caller = kitchen
         .authenticate(&old.secret)

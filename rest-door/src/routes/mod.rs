@@ -1,6 +1,7 @@
 //! Handlers, one module per resource, and what the write routes share.
 
 pub(crate) mod comments;
+pub(crate) mod discovery;
 pub(crate) mod health;
 pub(crate) mod history;
 pub(crate) mod operations;

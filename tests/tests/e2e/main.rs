@@ -1,6 +1,7 @@
 //! End-to-end tests over real HTTP. Tests that need a database run on
 //! SQLite and PostgreSQL (`sqlite::NAME`, `postgres::NAME`).
 
+mod client;
 mod cross_door;
 mod double_fire;
 mod field_limits;
@@ -12,6 +13,8 @@ mod mcp_support;
 mod mcp_tasks;
 mod mcp_tools;
 mod mcp_transport;
+mod oauth;
+mod oauth_idp;
 mod remote_backend;
 mod remote_reads;
 mod rest_create;

@@ -25,6 +25,8 @@ async fn the_document_matches_the_router() {
 
     let ops = documented(&doc);
     let expected: Vec<(String, String)> = [
+        ("GET", "/.well-known/oauth-protected-resource"),
+        ("GET", "/.well-known/oauth-protected-resource/mcp"),
         ("GET", "/healthz"),
         ("GET", "/metrics"),
         ("GET", "/problems/{slug}"),
@@ -109,28 +111,31 @@ async fn the_document_matches_the_router() {
     // problem document.
     // A write on a ticket, after its success answers: `202` is an
     // unknown outcome at a ticket provider.
+    // `403`: a token without the scope the operation needs (see
+    // `access::policy`); `503` also covers an identity provider that cannot
+    // be reached.
     let write = &[
-        "202", "400", "401", "404", "409", "413", "415", "422", "500", "503",
+        "202", "400", "401", "403", "404", "409", "413", "415", "422", "500", "503",
     ];
-    let read = &["200", "400", "401", "404", "500", "503"];
+    let read = &["200", "400", "401", "403", "404", "500", "503"];
     let answers: Vec<(&str, &str, Vec<&str>)> = vec![
         (
             "post",
             "/v1/tickets",
             vec![
-                "200", "201", "202", "400", "401", "409", "413", "415", "422", "500", "503",
+                "200", "201", "202", "400", "401", "403", "409", "413", "415", "422", "500", "503",
             ],
         ),
         (
             "get",
             "/v1/tickets",
-            vec!["200", "400", "401", "500", "503"],
+            vec!["200", "400", "401", "403", "500", "503"],
         ),
         ("get", "/v1/tickets/{id}", read.to_vec()),
         (
             "patch",
             "/v1/tickets/{id}",
-            [&["200"][..], &write[..5], &["412"], &write[5..]].concat(),
+            [&["200"][..], &write[..6], &["412"], &write[6..]].concat(),
         ),
         (
             "post",
@@ -150,11 +155,21 @@ async fn the_document_matches_the_router() {
         ),
         ("get", "/v1/tickets/{id}/history", read.to_vec()),
         ("get", "/v1/operations/{action}/{key}", read.to_vec()),
-        ("get", "/v1/stats", vec!["200", "400", "401"]),
+        ("get", "/v1/stats", vec!["200", "400", "401", "403", "503"]),
         ("get", "/healthz", vec!["200", "400"]),
         ("get", "/readyz", vec!["200", "400", "503"]),
         ("get", "/metrics", vec!["200", "400"]),
         ("get", "/problems/{slug}", vec!["200", "400", "404"]),
+        (
+            "get",
+            "/.well-known/oauth-protected-resource",
+            vec!["200", "400", "404"],
+        ),
+        (
+            "get",
+            "/.well-known/oauth-protected-resource/mcp",
+            vec!["200", "400", "404"],
+        ),
     ];
     assert_eq!(answers.len(), ops.len(), "every operation is checked");
     for (method, path, statuses) in answers {

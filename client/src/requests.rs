@@ -1,0 +1,221 @@
+//! What a write asks for: the four requests, as the client journals them
+//! and sends them. Field rules (lengths, the project's pattern) are the
+//! server's to enforce; a request it refuses comes back as a problem, so
+//! the client keeps no copy of them that could drift.
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::action::Action;
+use crate::resources::{Priority, TicketId, TicketStatus};
+
+/// A ticket to create.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NewTicket {
+    /// Project slug (`[a-z0-9][a-z0-9_-]{0,63}`).
+    pub project_id: String,
+    /// One-line summary.
+    pub title: String,
+    /// Longer text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// How urgent (the server's default, `normal`, when `None`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<Priority>,
+}
+
+impl NewTicket {
+    /// A ticket with a project and a title, the rest left to defaults.
+    pub fn new(project_id: impl Into<String>, title: impl Into<String>) -> Self {
+        Self {
+            project_id: project_id.into(),
+            title: title.into(),
+            description: None,
+            priority: None,
+        }
+    }
+}
+
+/// One field of a merge patch that can be removed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum PatchField<T> {
+    /// Left out: kept as it is.
+    #[default]
+    Keep,
+    /// `null`: removed.
+    Remove,
+    /// Set to this.
+    Set(T),
+}
+
+impl<T> PatchField<T> {
+    /// Whether the field is left out.
+    pub fn is_keep(&self) -> bool {
+        matches!(self, PatchField::Keep)
+    }
+}
+
+/// How a removable field is written: `null` to remove it, its value to
+/// set it (a kept one is skipped before this is called).
+fn write_patch_field<T: Serialize, S: Serializer>(
+    field: &PatchField<T>,
+    out: S,
+) -> Result<S::Ok, S::Error> {
+    match field {
+        PatchField::Keep | PatchField::Remove => out.serialize_none(),
+        PatchField::Set(value) => out.serialize_some(value),
+    }
+}
+
+/// How a removable field is read back: present and `null` is a removal,
+/// present with a value sets it (absent is [`PatchField::Keep`], the
+/// default).
+fn read_patch_field<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
+    input: D,
+) -> Result<PatchField<T>, D::Error> {
+    Ok(match Option::<T>::deserialize(input)? {
+        None => PatchField::Remove,
+        Some(value) => PatchField::Set(value),
+    })
+}
+
+/// A change to a ticket's editable fields, sent as a JSON merge patch:
+/// what is left out is kept.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TicketPatch {
+    /// A new title (it cannot be removed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// A new description, or its removal.
+    #[serde(
+        default,
+        skip_serializing_if = "PatchField::is_keep",
+        serialize_with = "write_patch_field",
+        deserialize_with = "read_patch_field"
+    )]
+    pub description: PatchField<String>,
+    /// A new priority (it cannot be removed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<Priority>,
+    /// A new assignee, or nobody.
+    #[serde(
+        default,
+        skip_serializing_if = "PatchField::is_keep",
+        serialize_with = "write_patch_field",
+        deserialize_with = "read_patch_field"
+    )]
+    pub assignee: PatchField<String>,
+}
+
+/// One write, with everything it sends. This is what the journal keeps,
+/// beside the key, so that a resumed entry sends the same request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum WriteRequest {
+    /// Create a ticket.
+    CreateTicket {
+        /// The ticket.
+        ticket: NewTicket,
+    },
+    /// Change a ticket's fields.
+    UpdateTicket {
+        /// Which ticket.
+        ticket_id: TicketId,
+        /// What changes.
+        patch: TicketPatch,
+        /// Only if the ticket is at this version (`If-Match`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        if_match: Option<u64>,
+    },
+    /// Move a ticket to another status.
+    TransitionTicket {
+        /// Which ticket.
+        ticket_id: TicketId,
+        /// Where to.
+        to: TicketStatus,
+        /// Why, kept in its history.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
+    /// Comment on a ticket.
+    AddComment {
+        /// Which ticket.
+        ticket_id: TicketId,
+        /// The text.
+        body: String,
+    },
+}
+
+impl WriteRequest {
+    /// Its action.
+    pub fn action(&self) -> Action {
+        match self {
+            WriteRequest::CreateTicket { .. } => Action::CreateTicket,
+            WriteRequest::UpdateTicket { .. } => Action::UpdateTicket,
+            WriteRequest::TransitionTicket { .. } => Action::TransitionTicket,
+            WriteRequest::AddComment { .. } => Action::AddComment,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_patch_is_a_merge_patch_and_reads_back_the_same() {
+        let patch = TicketPatch {
+            title: Some("New".into()),
+            description: PatchField::Remove,
+            priority: None,
+            assignee: PatchField::Set("Ada".into()),
+        };
+        let json = serde_json::to_value(&patch).expect("JSON");
+        assert_eq!(
+            json,
+            json!({"title": "New", "description": null, "assignee": "Ada"}),
+            "left out: kept; null: removed"
+        );
+        let back: TicketPatch = serde_json::from_value(json).expect("a patch");
+        assert_eq!(back, patch);
+        assert_eq!(
+            serde_json::to_value(TicketPatch::default()).expect("JSON"),
+            json!({})
+        );
+    }
+
+    #[test]
+    fn a_request_round_trips_through_its_journal_form() {
+        let ticket_id: TicketId = "0193a4f2-7c1e-7b8a-9f00-4c2d1e5b6a79"
+            .parse()
+            .expect("an id");
+        for request in [
+            WriteRequest::CreateTicket {
+                ticket: NewTicket::new("ops", "Disk full"),
+            },
+            WriteRequest::UpdateTicket {
+                ticket_id,
+                patch: TicketPatch {
+                    assignee: PatchField::Remove,
+                    ..TicketPatch::default()
+                },
+                if_match: Some(3),
+            },
+            WriteRequest::TransitionTicket {
+                ticket_id,
+                to: TicketStatus::InProgress,
+                reason: Some("on it".into()),
+            },
+            WriteRequest::AddComment {
+                ticket_id,
+                body: "seen".into(),
+            },
+        ] {
+            let json = serde_json::to_string(&request).expect("JSON");
+            assert!(json.contains(request.action().as_str()), "{json}");
+            let back: WriteRequest = serde_json::from_str(&json).expect("a request");
+            assert_eq!(back, request);
+        }
+    }
+}

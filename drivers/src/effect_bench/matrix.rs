@@ -1,0 +1,386 @@
+//! The matrix: which fault points (rows) meet which strategies on which
+//! backends (columns), which cells cannot exist, and in words how each
+//! fault is made to happen. The words are printed in the report, so the
+//! table a reader sees and the code that ran cannot drift apart.
+
+use std::fmt;
+
+use serde::Serialize;
+
+/// Where the intended effects are made, and so where they are counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum Backend {
+    /// This service's own database (the local backend): counted there.
+    Local,
+    /// A provider that honours `Idempotency-Key` (within its dedup window):
+    /// counted at the simulator.
+    Honour,
+    /// A provider that ignores keys (a weak tool): counted at the simulator.
+    Ignore,
+}
+
+impl Backend {
+    /// Every backend, in report order.
+    pub const ALL: [Backend; 3] = [Backend::Local, Backend::Honour, Backend::Ignore];
+
+    /// Its short name (`local`, `honour`, `ignore`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Backend::Local => "local",
+            Backend::Honour => "honour",
+            Backend::Ignore => "ignore",
+        }
+    }
+
+    /// Whether the effects are made at the provider simulator.
+    pub fn remote(self) -> bool {
+        self != Backend::Local
+    }
+}
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How a caller goes about an intended effect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum Strategy {
+    /// (a) Blind retry: every attempt under a fresh key.
+    Blind,
+    /// (b) The simple adapter: the provider's native key when it honours
+    /// one (retrying with it), no automatic retry otherwise. Calls the
+    /// provider directly; there is none on the local backend.
+    Native,
+    /// (c) This service with a naive client: one key per intent, retried
+    /// as is, never reconciled (no status lookups, no journal).
+    Naive,
+    /// (d) This service with `tickets-client`: its journal and its
+    /// reconciling retry policy.
+    Client,
+}
+
+impl Strategy {
+    /// Every strategy, in report order.
+    pub const ALL: [Strategy; 4] = [
+        Strategy::Blind,
+        Strategy::Native,
+        Strategy::Naive,
+        Strategy::Client,
+    ];
+
+    /// Its letter in the issue: `a` to `d`.
+    pub fn letter(self) -> &'static str {
+        match self {
+            Strategy::Blind => "a",
+            Strategy::Native => "b",
+            Strategy::Naive => "c",
+            Strategy::Client => "d",
+        }
+    }
+
+    /// Its short name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Strategy::Blind => "blind",
+            Strategy::Native => "native",
+            Strategy::Naive => "naive",
+            Strategy::Client => "client",
+        }
+    }
+
+    /// Whether its caller talks to this service (rather than to the
+    /// provider directly).
+    pub fn through_service(self, backend: Backend) -> bool {
+        match self {
+            Strategy::Naive | Strategy::Client => true,
+            // Blind retry has no provider to call on the local backend: it
+            // blindly retries this service, with a fresh key each time.
+            Strategy::Blind => backend == Backend::Local,
+            Strategy::Native => false,
+        }
+    }
+}
+
+impl fmt::Display for Strategy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "({}) {}", self.letter(), self.as_str())
+    }
+}
+
+/// A fault point: one row of the matrix.
+/// In JSON and on the command line a row is its [`Row::slug`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum)]
+pub enum Row {
+    /// Control: the same content intended twice, two legitimate effects.
+    NewActionControl,
+    /// The write never reaches whatever makes the effect.
+    BeforeDispatch,
+    /// The provider got it and failed before making anything.
+    ReceivedNotMutated,
+    /// The provider made it and the answer was lost.
+    MutatedAnswerLost,
+    /// Our server produced the answer; the caller never got it.
+    AnswerLostToCaller,
+    /// The caller drops its call while the backend works.
+    CancelledMidCall,
+    /// The caller's own timeout fires before the backend is done.
+    CallerTimeout,
+    /// The caller dies mid-call and starts again.
+    #[value(name = "caller-crash-restart")]
+    CallerCrash,
+    /// The retry goes to another instance of the service.
+    #[value(name = "retry-on-other-instance")]
+    OtherInstance,
+    /// The retry comes after the provider forgot the key.
+    #[value(name = "after-provider-dedup-window")]
+    AfterProviderWindow,
+    /// The retry comes after our replay window.
+    #[value(name = "after-our-replay-window")]
+    AfterReplayWindow,
+    /// The first attempt was refused; the retry corrects one field.
+    RepairAfterRefusal,
+    /// The first attempt's answer was lost; the retry changes one field.
+    RepairAfterLostAnswer,
+}
+
+impl Row {
+    /// Every row, in report order.
+    pub const ALL: [Row; 13] = [
+        Row::NewActionControl,
+        Row::BeforeDispatch,
+        Row::ReceivedNotMutated,
+        Row::MutatedAnswerLost,
+        Row::AnswerLostToCaller,
+        Row::CancelledMidCall,
+        Row::CallerTimeout,
+        Row::CallerCrash,
+        Row::OtherInstance,
+        Row::AfterProviderWindow,
+        Row::AfterReplayWindow,
+        Row::RepairAfterRefusal,
+        Row::RepairAfterLostAnswer,
+    ];
+
+    /// Its slug, used in titles, project ids and the JSON.
+    pub fn slug(self) -> &'static str {
+        match self {
+            Row::NewActionControl => "new-action-control",
+            Row::BeforeDispatch => "before-dispatch",
+            Row::ReceivedNotMutated => "received-not-mutated",
+            Row::MutatedAnswerLost => "mutated-answer-lost",
+            Row::AnswerLostToCaller => "answer-lost-to-caller",
+            Row::CancelledMidCall => "cancelled-mid-call",
+            Row::CallerTimeout => "caller-timeout",
+            Row::CallerCrash => "caller-crash-restart",
+            Row::OtherInstance => "retry-on-other-instance",
+            Row::AfterProviderWindow => "after-provider-dedup-window",
+            Row::AfterReplayWindow => "after-our-replay-window",
+            Row::RepairAfterRefusal => "repair-after-refusal",
+            Row::RepairAfterLostAnswer => "repair-after-lost-answer",
+        }
+    }
+
+    /// Its position in [`Row::ALL`] (the `r00`… in titles).
+    pub fn index(self) -> usize {
+        Row::ALL.iter().position(|r| *r == self).unwrap_or(0)
+    }
+
+    /// How many effects each intent declares: 2 for the control (two
+    /// legitimate actions with the same content), 1 otherwise.
+    pub fn multiplicity(self) -> u64 {
+        match self {
+            Row::NewActionControl => 2,
+            _ => 1,
+        }
+    }
+
+    /// Whether the fault leaves the caller's first call without a definite
+    /// answer (so that the time until it knows is worth measuring): every
+    /// row but the control, an unreachable backend (refused connections
+    /// and `503 provider-unavailable` both say nothing was made) and a
+    /// refusal.
+    pub fn ambiguous(self) -> bool {
+        !matches!(
+            self,
+            Row::NewActionControl | Row::BeforeDispatch | Row::RepairAfterRefusal
+        )
+    }
+}
+
+impl Serialize for Row {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.slug())
+    }
+}
+
+/// One column: a strategy on a backend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct Column {
+    /// Where the effects are made.
+    pub backend: Backend,
+    /// How the caller goes about them.
+    pub strategy: Strategy,
+}
+
+impl Column {
+    /// Every column in report order; the simple adapter has no local
+    /// column (there is no provider to call).
+    pub fn all() -> Vec<Column> {
+        Backend::ALL
+            .iter()
+            .flat_map(|&backend| {
+                Strategy::ALL
+                    .iter()
+                    .map(move |&strategy| Column { backend, strategy })
+            })
+            .filter(|c| !(c.backend == Backend::Local && c.strategy == Strategy::Native))
+            .collect()
+    }
+
+    /// `honour/c`, as in the table's header.
+    pub fn label(self) -> String {
+        format!("{}/{}", self.backend, self.strategy.letter())
+    }
+}
+
+/// Why a cell does not exist, or how its fault is made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Applies {
+    /// Not applicable, and why.
+    No(&'static str),
+    /// Applicable, made this way.
+    Yes(&'static str),
+}
+
+/// Whether `row` exists for `column`, and how its fault is made there.
+pub(crate) fn applies(row: Row, column: Column) -> Applies {
+    use Applies::{No, Yes};
+    let Column { backend, strategy } = column;
+    let service = strategy.through_service(backend);
+    match row {
+        Row::NewActionControl => {
+            Yes("no fault: two calls with identical content, each a new intended effect")
+        }
+        Row::BeforeDispatch if !backend.remote() => {
+            Yes("the service is unreachable (the proxy stops listening for 1 s)")
+        }
+        Row::BeforeDispatch if service => Yes(
+            "the provider is unreachable from our server (simulator outage, 1 s): nothing dispatched",
+        ),
+        Row::BeforeDispatch => Yes(
+            "the provider is unreachable from the caller (the proxy in front of it stops listening for 1 s)",
+        ),
+        Row::ReceivedNotMutated | Row::MutatedAnswerLost | Row::AfterProviderWindow
+            if !backend.remote() =>
+        {
+            No("no provider on the local backend (our commit and its answer: rows 4 and 8)")
+        }
+        Row::ReceivedNotMutated => Yes("simulator fail_before_commit (503, nothing made)"),
+        Row::MutatedAnswerLost => Yes("simulator commit_then_drop (made, connection closed)"),
+        Row::AnswerLostToCaller | Row::OtherInstance | Row::AfterReplayWindow if !service => {
+            No("no service of ours between this caller and the provider")
+        }
+        Row::AnswerLostToCaller => Yes(
+            "the proxy in front of our server forwards, gets the answer, and cuts the caller off",
+        ),
+        Row::CancelledMidCall if backend.remote() => Yes(
+            "simulator hang 1.2 s (commits regardless); the caller drops its call at ~0.4 s and calls again at ~0.6 s",
+        ),
+        Row::CancelledMidCall => Yes(
+            "the proxy holds the request 1.2 s, then delivers it regardless; the caller drops its call at ~0.4 s and calls again at ~0.6 s",
+        ),
+        Row::CallerTimeout if backend.remote() => Yes(
+            "simulator hang 2 s (commits regardless) > the caller's 1.5 s timeout; its own policy goes on",
+        ),
+        Row::CallerTimeout => Yes(
+            "the proxy holds the request 2 s, then delivers it regardless > the caller's 1.5 s timeout",
+        ),
+        Row::CallerCrash if backend.remote() => Yes(
+            "simulator hang 1.2 s; at ~0.4 s the caller's state is discarded; a new caller takes the intent up at ~0.6 s",
+        ),
+        Row::CallerCrash => Yes(
+            "the proxy holds the request 1.2 s; at ~0.4 s the caller's state is discarded; a new caller takes the intent up at ~0.6 s",
+        ),
+        Row::OtherInstance => Yes(
+            "two servers on one PostgreSQL database: the first attempt goes to A, whose answer the proxy cuts; every later request goes to B",
+        ),
+        Row::AfterProviderWindow if service => Yes(
+            "simulator commit_then_drop on our dispatch; the caller hears nothing, pauses, and retries 3.5 s later (dedup window 3 s)",
+        ),
+        Row::AfterProviderWindow => Yes(
+            "the provider makes it, the proxy withholds its answer; the caller pauses and retries 3.5 s later (dedup window 3 s)",
+        ),
+        Row::AfterReplayWindow => Yes(
+            "a server with --replay-window-secs 2: the proxy withholds the answer; the caller pauses and retries 3.5 s later",
+        ),
+        Row::RepairAfterRefusal if backend.remote() => {
+            Yes("simulator reject (422, nothing made); the caller's retry changes the description")
+        }
+        Row::RepairAfterRefusal => Yes(
+            "a description over 10,000 characters (400, nothing made); the caller's retry shortens it",
+        ),
+        Row::RepairAfterLostAnswer => Yes(
+            "the effect is made, the proxy withholds the answer; the caller drops the call and sends it again with the description changed",
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_matrix_has_eleven_columns_and_no_local_adapter() {
+        let columns = Column::all();
+        assert_eq!(columns.len(), 11);
+        assert!(!columns.contains(&Column {
+            backend: Backend::Local,
+            strategy: Strategy::Native
+        }));
+    }
+
+    #[test]
+    fn a_row_is_its_slug_on_the_command_line_and_in_json() {
+        use clap::ValueEnum;
+        for row in Row::ALL {
+            let name = row.to_possible_value().map(|v| v.get_name().to_owned());
+            assert_eq!(name.as_deref(), Some(row.slug()));
+            let json = serde_json::to_value(row).expect("a row serializes");
+            assert_eq!(json.as_str(), Some(row.slug()));
+        }
+    }
+
+    #[test]
+    fn cells_that_cannot_exist_say_so() {
+        let adapter = Column {
+            backend: Backend::Honour,
+            strategy: Strategy::Native,
+        };
+        let local = Column {
+            backend: Backend::Local,
+            strategy: Strategy::Naive,
+        };
+        assert!(matches!(
+            applies(Row::AfterReplayWindow, adapter),
+            Applies::No(_)
+        ));
+        assert!(matches!(
+            applies(Row::AfterProviderWindow, local),
+            Applies::No(_)
+        ));
+        assert!(matches!(
+            applies(Row::AfterReplayWindow, local),
+            Applies::Yes(_)
+        ));
+        let applicable = Row::ALL
+            .iter()
+            .flat_map(|&r| Column::all().into_iter().map(move |c| applies(r, c)))
+            .filter(|a| matches!(a, Applies::Yes(_)))
+            .count();
+        assert_eq!(applicable, 122);
+    }
+}

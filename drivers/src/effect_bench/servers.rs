@@ -1,0 +1,224 @@
+//! This service as the callers of strategies (a) on the local backend, (c)
+//! and (d) meet it: the real `tickets` binary as child processes, each on
+//! a database made for the run (a SQLite file, or a fresh PostgreSQL
+//! database for the two instances of row "retry on another instance"),
+//! with the local or the remote backend and the bench's timings.
+//!
+//! The kill -9 soak has the same parts (`soak/server.rs`, `soak/database.rs`)
+//! but keeps them private to it; these add the backend's settings and a
+//! second instance on one database.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use sqlx::{Connection, PgConnection};
+use tokio::process::{Child, Command};
+
+use super::timing;
+
+/// How long a server may take to answer `/readyz` (a debug build migrating
+/// a fresh database on a busy machine included).
+const READY_WITHIN: Duration = Duration::from_secs(60);
+
+/// The tenant every cell writes for.
+pub(crate) const TENANT: &str = "effect-bench";
+
+/// A database made for the run.
+#[derive(Debug)]
+pub(crate) struct Database {
+    url: String,
+    _dir: Option<tempfile::TempDir>,
+    /// (server URL, name) of a PostgreSQL database to drop.
+    postgres: Option<(String, String)>,
+}
+
+impl Database {
+    /// A SQLite file in a new temp directory.
+    pub(crate) fn sqlite() -> anyhow::Result<Self> {
+        let dir = tempfile::Builder::new().prefix("effect-bench").tempdir()?;
+        Ok(Self {
+            url: format!("sqlite:{}", dir.path().join("tickets.db").display()),
+            _dir: Some(dir),
+            postgres: None,
+        })
+    }
+
+    /// A fresh database on the PostgreSQL server at `server`.
+    pub(crate) async fn postgres(server: &str) -> anyhow::Result<Self> {
+        let name = format!("effect_bench_{:016x}", rand::random::<u64>());
+        let mut admin = PgConnection::connect(server)
+            .await
+            .with_context(|| format!("connect to PostgreSQL at {server}"))?;
+        // The name is ours (hex only), so building the statement is safe.
+        sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE \"{name}\"")))
+            .execute(&mut admin)
+            .await
+            .with_context(|| format!("create the database {name}"))?;
+        let _ = admin.close().await;
+        Ok(Self {
+            url: kitchen::testing::with_database(server, &name),
+            _dir: None,
+            postgres: Some((server.to_owned(), name)),
+        })
+    }
+
+    /// Its URL.
+    pub(crate) fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Drops a PostgreSQL database (its connections too); a SQLite file
+    /// goes with its directory.
+    pub(crate) async fn remove(self) -> anyhow::Result<()> {
+        let Some((server, name)) = &self.postgres else {
+            return Ok(());
+        };
+        let mut admin = PgConnection::connect(server).await?;
+        sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+            "DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"
+        )))
+        .execute(&mut admin)
+        .await
+        .with_context(|| format!("drop the database {name}"))?;
+        let _ = admin.close().await;
+        Ok(())
+    }
+}
+
+/// What a server is started with.
+#[derive(Debug, Clone)]
+pub(crate) struct Settings {
+    /// The provider's URL for the remote backend; `None`: local backend.
+    pub(crate) provider: Option<String>,
+    /// The provider's dedup window when it honours keys (0: it does not).
+    pub(crate) provider_window: Duration,
+    /// A short replay window, in seconds, instead of the default 30 days.
+    pub(crate) replay_window_secs: Option<u64>,
+    /// Where its stderr goes.
+    pub(crate) log: PathBuf,
+}
+
+/// `tickets` as an admin command (`tenant create …`): what it printed.
+pub(crate) async fn admin(
+    binary: &Path,
+    database_url: &str,
+    args: &[&str],
+) -> anyhow::Result<String> {
+    let output = Command::new(binary)
+        .args(args)
+        .env("DATABASE_URL", database_url)
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .with_context(|| format!("run {} {}", binary.display(), args.join(" ")))?;
+    if !output.status.success() {
+        bail!(
+            "{} {} exited with {}: {}",
+            binary.display(),
+            args.join(" "),
+            output.status,
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
+    }
+    Ok(String::from_utf8(output.stdout)?.trim().to_owned())
+}
+
+/// The tenant and a token for it, on a new database.
+pub(crate) async fn tenant(binary: &Path, database_url: &str) -> anyhow::Result<String> {
+    admin(binary, database_url, &["tenant", "create", TENANT]).await?;
+    admin(binary, database_url, &["token", "issue", TENANT]).await
+}
+
+/// `tickets serve`, a child process on a loopback port. Killed when
+/// dropped.
+pub(crate) struct Server {
+    port: u16,
+    child: Child,
+}
+
+impl Server {
+    /// Starts `binary serve` on `database_url` with `settings`, and waits
+    /// until it is ready.
+    pub(crate) async fn start(
+        binary: &Path,
+        database_url: &str,
+        settings: &Settings,
+    ) -> anyhow::Result<Self> {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")?
+            .local_addr()?
+            .port();
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&settings.log)
+            .with_context(|| format!("open {}", settings.log.display()))?;
+        let millis = |d: Duration| d.as_millis().to_string();
+        let mut command = Command::new(binary);
+        command
+            .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
+            .env("DATABASE_URL", database_url)
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .kill_on_drop(true);
+        if let Some(secs) = settings.replay_window_secs {
+            command.env("REPLAY_WINDOW_SECS", secs.to_string());
+        }
+        if let Some(provider) = &settings.provider {
+            command
+                .env("TICKET_BACKEND", "remote")
+                .env("PROVIDER_URL", provider)
+                .env("PROVIDER_TIMEOUT_MS", millis(timing::PROVIDER_TIMEOUT))
+                .env("PROVIDER_DEDUP_WINDOW_MS", millis(settings.provider_window))
+                .env(
+                    "PROVIDER_MAX_INFLIGHT_MS",
+                    millis(timing::PROVIDER_MAX_INFLIGHT),
+                )
+                .env("RECONCILE_EVERY_MS", millis(timing::RECONCILE_EVERY));
+        }
+        let child = command
+            .spawn()
+            .with_context(|| format!("start {} serve", binary.display()))?;
+        let mut server = Self { port, child };
+        server.wait_ready().await?;
+        Ok(server)
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub(crate) fn base_url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    async fn wait_ready(&mut self) -> anyhow::Result<()> {
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(2))
+            .build()?;
+        let url = format!("{}/readyz", self.base_url());
+        let deadline = Instant::now() + READY_WITHIN;
+        loop {
+            if let Some(status) = self.child.try_wait()? {
+                bail!("the server exited before it was ready: {status}");
+            }
+            if let Ok(response) = http.get(&url).send().await
+                && response.status().is_success()
+            {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                bail!("the server was not ready within {READY_WITHIN:?}");
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+    }
+
+    /// Stops it (SIGKILL: nothing of it is measured any more) and reaps it.
+    pub(crate) async fn stop(mut self) -> anyhow::Result<()> {
+        self.child.start_kill().context("stop the server")?;
+        self.child.wait().await.context("reap the server")?;
+        Ok(())
+    }
+}

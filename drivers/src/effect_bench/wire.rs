@@ -1,0 +1,241 @@
+//! One attempt at a create, over the wire, and what the caller hears: to
+//! this service (`POST /v1/tickets`) or straight to the provider
+//! (`POST /api/tickets`). Strategies (a) to (c) decide what to do next from
+//! [`Heard`] alone, as a client that reads only status codes and headers
+//! would; nothing here counts as ground truth.
+
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+/// The ticket an intent asks for. Its title is unique to the intent: it is
+/// how faults pick the intent's requests out and how its effects are
+/// counted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Ask {
+    /// The cell's project.
+    pub(crate) project_id: String,
+    /// Unique per intent.
+    pub(crate) title: String,
+    /// The field a repair changes.
+    pub(crate) description: String,
+}
+
+/// Where an attempt goes.
+#[derive(Debug, Clone)]
+pub(crate) enum Door {
+    /// This service's REST door, with a bearer token.
+    Service {
+        /// Base URL (the proxy's).
+        base: String,
+        /// The tenant's token.
+        token: String,
+    },
+    /// The provider's tracker API, directly.
+    Provider {
+        /// Base URL (the proxy's).
+        base: String,
+    },
+}
+
+/// What one attempt came back with, as a status-code-reading client sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Heard {
+    /// Made now (`201`).
+    Made,
+    /// The effect exists from an earlier attempt: a replay (`Idempotent-
+    /// Replayed: true`) or, past our replay window, `expired`.
+    Replayed,
+    /// Refused on its merits; nothing made by this attempt. `dedup`: the
+    /// key was already used for another request (this service's
+    /// `idempotency-key-reused`, the provider's "already used with a
+    /// different request").
+    Refused {
+        /// The status.
+        status: u16,
+        /// Refused as a reuse of the key.
+        dedup: bool,
+    },
+    /// Taken, not settled: `202` (outcome unknown, reconciling) or `409`
+    /// `operation-in-progress`.
+    Pending {
+        /// `Retry-After`, when sent.
+        retry_after: Option<Duration>,
+    },
+    /// A `5xx`: it may or may not have happened.
+    ServerError {
+        /// The status.
+        status: u16,
+        /// `Retry-After`, when sent.
+        retry_after: Option<Duration>,
+    },
+    /// No connection was made: provably nothing sent.
+    NotConnected,
+    /// The connection failed after the request may have left.
+    Cut,
+    /// The caller's own timeout fired first.
+    TimedOut,
+}
+
+/// Sends one create through `door` with `key` (or none), giving up after
+/// `timeout`.
+pub(crate) async fn create(
+    http: &reqwest::Client,
+    door: &Door,
+    key: Option<&str>,
+    ask: &Ask,
+    timeout: Duration,
+) -> Heard {
+    let request = match door {
+        Door::Service { base, token } => http
+            .post(format!("{base}/v1/tickets"))
+            .bearer_auth(token)
+            .json(&json!({
+                "project_id": ask.project_id,
+                "title": ask.title,
+                "description": ask.description,
+            })),
+        Door::Provider { base } => http.post(format!("{base}/api/tickets")).json(&json!({
+            // The provider needs a reference; the caller's key serves, or
+            // the title when it sends none. Nothing searches for it.
+            "external_ref": key.unwrap_or(&ask.title),
+            "project_id": ask.project_id,
+            "title": ask.title,
+            "description": ask.description,
+            "priority": "normal",
+        })),
+    };
+    let request = match key {
+        Some(key) => request.header("Idempotency-Key", key),
+        None => request,
+    };
+    let exchange = async {
+        let response = request.send().await?;
+        let status = response.status();
+        let header = |name: &str| {
+            response
+                .headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned)
+        };
+        let replayed = header("idempotent-replayed");
+        let retry_after = header("retry-after")
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
+        let body = response.text().await?;
+        Ok::<_, reqwest::Error>(classify(status, replayed.as_deref(), retry_after, &body))
+    };
+    match tokio::time::timeout(timeout, exchange).await {
+        Err(_) => Heard::TimedOut,
+        Ok(Ok(heard)) => heard,
+        Ok(Err(e)) if e.is_connect() => Heard::NotConnected,
+        Ok(Err(_)) => Heard::Cut,
+    }
+}
+
+/// What an answer means to a client that reads statuses, the replay
+/// header, and the problem type (or the provider's error text).
+fn classify(
+    status: StatusCode,
+    replayed: Option<&str>,
+    retry_after: Option<Duration>,
+    body: &str,
+) -> Heard {
+    let code = status.as_u16();
+    match code {
+        200 | 201 if replayed.is_some() => Heard::Replayed,
+        201 => Heard::Made,
+        // A 200 without the header is the provider's replay in honour mode
+        // (it always sends the header) or nothing we send: read it as made.
+        200 => Heard::Made,
+        202 => Heard::Pending { retry_after },
+        409 if problem_type(body) == "operation-in-progress" => Heard::Pending { retry_after },
+        500..=599 => Heard::ServerError {
+            status: code,
+            retry_after,
+        },
+        _ => Heard::Refused {
+            status: code,
+            dedup: key_reused(body),
+        },
+    }
+}
+
+fn problem_type(body: &str) -> String {
+    serde_json::from_str::<Value>(body)
+        .ok()
+        .and_then(|v| {
+            v["type"]
+                .as_str()
+                .map(|t| t.rsplit('/').next().unwrap_or(t).to_owned())
+        })
+        .unwrap_or_default()
+}
+
+/// This service's `idempotency-key-reused`, or the provider's refusal of a
+/// key remembered with another request.
+fn key_reused(body: &str) -> bool {
+    problem_type(body) == "idempotency-key-reused"
+        || body.contains("Idempotency-Key was already used")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_are_read_as_a_status_reading_client_would() {
+        assert_eq!(classify(StatusCode::CREATED, None, None, "{}"), Heard::Made);
+        assert_eq!(
+            classify(StatusCode::CREATED, Some("true"), None, "{}"),
+            Heard::Replayed
+        );
+        assert_eq!(
+            classify(StatusCode::OK, Some("expired"), None, "{}"),
+            Heard::Replayed
+        );
+        let conflict = r#"{"type":"https://x/problems/idempotency-key-reused"}"#;
+        assert_eq!(
+            classify(StatusCode::UNPROCESSABLE_ENTITY, None, None, conflict),
+            Heard::Refused {
+                status: 422,
+                dedup: true
+            }
+        );
+        let provider = r#"{"error":"Idempotency-Key was already used with a different request"}"#;
+        assert_eq!(
+            classify(StatusCode::UNPROCESSABLE_ENTITY, None, None, provider),
+            Heard::Refused {
+                status: 422,
+                dedup: true
+            }
+        );
+        let invalid = r#"{"type":"/problems/validation-failed"}"#;
+        assert_eq!(
+            classify(StatusCode::BAD_REQUEST, None, None, invalid),
+            Heard::Refused {
+                status: 400,
+                dedup: false
+            }
+        );
+        let busy = r#"{"type":"/problems/operation-in-progress"}"#;
+        let wait = Some(Duration::from_secs(1));
+        assert_eq!(
+            classify(StatusCode::CONFLICT, None, wait, busy),
+            Heard::Pending { retry_after: wait }
+        );
+        assert_eq!(
+            classify(StatusCode::ACCEPTED, None, wait, "{}"),
+            Heard::Pending { retry_after: wait }
+        );
+        assert_eq!(
+            classify(StatusCode::SERVICE_UNAVAILABLE, None, None, "{}"),
+            Heard::ServerError {
+                status: 503,
+                retry_after: None
+            }
+        );
+    }
+}

@@ -1,0 +1,52 @@
+//! The bearer middleware in front of `/mcp`: the same authentication as
+//! the REST door's (`rest_door::auth::authenticate`), answered in the
+//! dialect `/mcp` speaks. A `401` stays the shared problem document (its
+//! `WWW-Authenticate` is what an MCP client acts on); an identity provider
+//! that cannot be reached (`503`, with `Retry-After`) and a database
+//! failure are JSON-RPC errors, like every other refusal of `/mcp`.
+
+use access::Authenticator;
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use http::{HeaderValue, StatusCode, header};
+use rest_door::RestError;
+
+/// Puts the caller into the request, or refuses it.
+pub(crate) async fn require_tenant(
+    State(access): State<Authenticator>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    match rest_door::auth::authenticate(&access, &mut request).await {
+        Ok(()) => next.run(request).await,
+        Err(e @ (RestError::MissingCredentials { .. } | RestError::InvalidToken { .. })) => {
+            e.into_response()
+        }
+        Err(RestError::AuthUnavailable { why, retry_after }) => {
+            let mut response = mcp_door::http_edge::refusal(
+                StatusCode::SERVICE_UNAVAILABLE,
+                &format!(
+                    "The identity provider's signing keys could not be fetched ({why}), so the \
+                     token can be neither accepted nor refused now. Nothing was done: retry in \
+                     {} s.",
+                    retry_after.as_secs().max(1)
+                ),
+            );
+            response.headers_mut().insert(
+                header::RETRY_AFTER,
+                HeaderValue::from(retry_after.as_secs().max(1)),
+            );
+            response
+        }
+        Err(other) => {
+            // Logged in full by the REST error; the client gets JSON-RPC.
+            let status = other.kind().status;
+            drop(other.into_response());
+            mcp_door::http_edge::refusal(
+                status,
+                "The server failed and logged why; nothing was done. Retry the call.",
+            )
+        }
+    }
+}

@@ -43,9 +43,9 @@
 //!   `fake_provider`: an in-memory provider for the remote backend's tests.
 //! - `bench` (feature `bench`): the store's create transaction and replay
 //!   read alone, as ceilings for the benchmarks.
-//! - `faults` (feature `fault-injection`, never in a default build): a crash
-//!   right after a commit, or right after a dispatch, for the double-fire
-//!   driver.
+//! - `faults`: a crash right after a commit, or around a dispatch, for the
+//!   double-fire driver; armed only by the `tickets-fault-injection`
+//!   binary.
 
 mod actions;
 mod auth_cache;
@@ -58,7 +58,6 @@ mod domain;
 mod error;
 #[cfg(feature = "test-support")]
 pub mod fake_provider;
-#[cfg(feature = "fault-injection")]
 pub mod faults;
 mod kitchen;
 mod outcome;

@@ -210,13 +210,15 @@ async fn serve(database_url: &str, args: ServeArgs, metrics: Metrics) -> anyhow:
         provider = args.backend.provider_url.as_deref().unwrap_or("-"),
         "serving"
     );
-    #[cfg(feature = "fault-injection")]
-    tracing::warn!(
-        after_commit = kitchen::faults::CRASH_AFTER_COMMIT,
-        after_dispatch = kitchen::faults::CRASH_AFTER_DISPATCH,
-        "FAULT INJECTION BUILD: a write whose key starts with one of these prefixes aborts the \
-         process right after its commit or its dispatch. Never deploy this binary."
-    );
+    if kitchen::faults::armed() {
+        tracing::warn!(
+            after_commit = kitchen::faults::CRASH_AFTER_COMMIT,
+            after_dispatch = kitchen::faults::CRASH_AFTER_DISPATCH,
+            before_dispatch = kitchen::faults::CRASH_BEFORE_DISPATCH,
+            "FAULT INJECTION: a write whose key starts with one of these prefixes aborts the \
+             process at that moment. Never deploy this binary."
+        );
+    }
     if !kitchen.has_tenants().await? {
         eprintln!("{}", admin::first_steps(database_url, addr));
     }

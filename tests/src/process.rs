@@ -13,10 +13,7 @@ use tokio::process::{Child, Command};
 /// # Panics
 /// When cargo cannot build it.
 pub fn fault_injection_binary() -> PathBuf {
-    build_binary(
-        "tickets-fault-injection",
-        &["--features", "server/fault-injection"],
-    )
+    build_binary("tickets-fault-injection", &[])
 }
 
 /// The server binary as deployed (`tickets`, default features), built on

@@ -88,8 +88,8 @@ use remote::RemoteChecks;
 /// The highest check number (`--only` takes 1 to this).
 pub const LAST_CHECK: u8 = window::NUMBER;
 
-/// Operation keys with this prefix make a server built with the kitchen's
-/// `fault-injection` feature abort right after the commit of any write
+/// Operation keys with this prefix make the `tickets-fault-injection`
+/// server abort right after the commit of any write
 /// action (see `kitchen::faults::CRASH_AFTER_COMMIT`; checks 8 and 23 fail
 /// if they drift).
 pub const CRASH_AFTER_COMMIT: &str = "fault:crash-after-commit:";
@@ -141,7 +141,7 @@ pub struct Target {
     /// Base URL of a second instance on the same database, for check 9.
     pub second_base_url: Option<String>,
     /// How to restart a crashed server, for checks 8, 17 and 23 (which also
-    /// need a server built with the `fault-injection` feature).
+    /// need the `tickets-fault-injection` server).
     pub restart: Option<Arc<dyn Restart>>,
     /// The provider simulator, when the server makes tickets remotely.
     pub provider: Option<ProviderTarget>,

@@ -183,7 +183,6 @@ impl Remote {
             match effects::write_ahead(&self.db, self.wait_bound, &ahead, now).await? {
                 WriteAheadClaim::Placed if !dispatch => break,
                 WriteAheadClaim::Placed => {
-                    #[cfg(feature = "fault-injection")]
                     crate::faults::before_dispatch(&record.key);
                     let job = work::Job::<A> {
                         scope,

@@ -176,7 +176,6 @@ impl Remote {
             });
         // Only the first dispatch crashes: the retry after the restart must
         // be able to finish what the crash interrupted.
-        #[cfg(feature = "fault-injection")]
         if job.trigger == Trigger::Request {
             crate::faults::after_dispatch(&job.scope.key);
         }

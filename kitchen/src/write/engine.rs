@@ -314,7 +314,6 @@ impl Engine {
             (None, None) => self.try_alone::<A>(record, command, context).await?,
         };
         // Committed, and nobody answered yet: the window a crash makes hard.
-        #[cfg(feature = "fault-injection")]
         if let Try::Done(Outcome::Created(_)) = &tried {
             crate::faults::after_commit(&record.key);
         }

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use drivers::double_fire::{self, CheckResult, Options, Report, Restart, Target, Verdict};
 use e2e_tests::TestApp;
-use e2e_tests::process::{ServerProcess, fault_injection_binary};
+use e2e_tests::process::{ServerProcess, fault_injection_binary, tickets_binary};
 use kitchen::testing::{Backend, TestDatabase, tenant_with_token};
 use kitchen::{Action, KitchenConfig};
 
@@ -292,7 +292,48 @@ async fn a_fresh_key_after_the_replay_window_duplicates_and_check_24_fails(db: T
     assert_eq!(report.totals.duplicates, 2);
 }
 
+/// The crash hooks are compiled into every build but armed only in
+/// `tickets-fault-injection`: the deployed `tickets` treats a crash key as
+/// any other key (it creates, replays, and keeps running).
+async fn the_deployed_server_never_fires_the_crash_hooks(db: TestDatabase) {
+    let kitchen = db.kitchen().await;
+    let (_, acme) = tenant_with_token(&kitchen, "acme").await;
+    kitchen.close().await;
+    let server = ServerProcess::start(tickets_binary(), db.url());
+    assert!(
+        double_fire::Caller::default()
+            .wait_ready(&server.base_url(), 100)
+            .await,
+        "the server is ready"
+    );
+    let key = format!(
+        "{}{}",
+        double_fire::CRASH_AFTER_COMMIT,
+        uuid::Uuid::now_v7()
+    );
+    let http = reqwest::Client::new();
+    let mut replayed = Vec::new();
+    for _ in 0..2 {
+        let answer = http
+            .post(format!("{}/v1/tickets", server.base_url()))
+            .bearer_auth(&acme.secret)
+            .header("Idempotency-Key", &key)
+            .json(&serde_json::json!({"project_id": "ops", "title": "Not a crash"}))
+            .send()
+            .await
+            .expect("the server answers: it did not abort");
+        assert_eq!(answer.status(), 201);
+        replayed.push(answer.headers().contains_key("idempotent-replayed"));
+    }
+    assert_eq!(replayed, [false, true]);
+    assert!(
+        server.wait_exit(Duration::ZERO).await.is_none(),
+        "still running"
+    );
+}
+
 kitchen::on_both_databases!(
+    the_deployed_server_never_fires_the_crash_hooks,
     the_full_matrix_passes,
     without_stable_keys_the_faults_make_duplicates,
     a_retry_after_the_replay_window_is_expired_and_makes_nothing,

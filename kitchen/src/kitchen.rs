@@ -232,9 +232,10 @@ impl Kitchen {
     /// Past the replay window the answer is the tombstone, phase
     /// [`KeyPhase::Expired`](crate::KeyPhase). With the remote backend, an
     /// `unknown` effect, or one left `in_progress` by a worker whose lease
-    /// ran out, is reconciled first (if another worker is at it right now,
-    /// after waiting for it, up to the wait bound): a caller who asks what
-    /// happened gets the freshest answer there is. A read of a forgotten or expired key writes nothing.
+    /// ran out, is reconciled first, unless another worker is at it right
+    /// now (then the answer is what is recorded, to be asked again): a
+    /// caller who asks what happened gets the freshest answer there is
+    /// without waiting on the provider behind someone else. A read of a forgotten or expired key writes nothing.
     pub async fn operation_status(
         &self,
         tenant: TenantId,

@@ -3,14 +3,13 @@
 //! the settling a status read asks for.
 
 use std::future::Future;
-use std::time::{Duration, Instant};
 
 use time::OffsetDateTime;
 
+use crate::KitchenError;
 use crate::domain::effect::Trigger;
 use crate::provider::unix_ms;
 use crate::store::effects::{self, Scope};
-use crate::{KitchenError, OperationRecord, OperationState};
 
 use super::Remote;
 
@@ -19,34 +18,18 @@ const PASS_SIZE: i64 = 64;
 
 impl Remote {
     /// Settles an unsettled effect as far as can be done now, for a caller
-    /// who asked what happened. If another worker holds the lease (the
-    /// reconciler, or a retry), waits for it up to the wait bound: its
-    /// answer is about to be the freshest there is, and a status read taken
-    /// while it runs would only repeat the stale one.
+    /// who asked what happened, unless another worker is at it right now:
+    /// then the read answers what is recorded at once (`unknown` or
+    /// `in_progress`, to be asked again), since that worker may be waiting
+    /// on the provider for as long as its call timeout, and a status read
+    /// must stay quick.
     pub(crate) async fn settle_for_status(&self, scope: &Scope) -> Result<(), KitchenError> {
-        let deadline = Instant::now() + self.wait_bound;
-        let mut pause = Duration::from_millis(10);
-        loop {
-            let now = OffsetDateTime::now_utc();
-            let lease = self.lease(now);
-            if effects::take_lease(&self.db, scope, lease, unix_ms(now)).await? {
-                let _ = self.work_on(scope.clone(), lease, Trigger::Status).await?;
-                return Ok(());
-            }
-            let Some(row) = effects::find(&self.db, scope).await? else {
-                return Ok(());
-            };
-            let current: OperationRecord = row.operation.try_into()?;
-            let settled = !matches!(
-                current.state,
-                OperationState::Unknown | OperationState::InProgress
-            );
-            if settled || Instant::now() >= deadline {
-                return Ok(());
-            }
-            tokio::time::sleep(pause).await;
-            pause = (pause * 2).min(Duration::from_millis(200));
+        let now = OffsetDateTime::now_utc();
+        let lease = self.lease(now);
+        if effects::take_lease(&self.db, scope, lease, unix_ms(now)).await? {
+            let _ = self.work_on(scope.clone(), lease, Trigger::Status).await?;
         }
+        Ok(())
     }
 
     /// One reconciler pass: settles, as far as can be done now, every

@@ -623,9 +623,10 @@ async fn a_status_read_that_proves_absence_says_to_retry(db: TestDatabase) {
 
 /// A status read that arrives while another worker (here an earlier read,
 /// stuck on a provider that stopped answering) holds the effect's lease
-/// waits for it rather than answering the stale `unknown` at once; once
-/// the lease is back it searches itself, and finds the ticket.
-async fn a_status_read_waits_for_a_worker_already_at_it(db: TestDatabase) {
+/// does not wait behind it: it answers what is recorded, `unknown`, at
+/// once. Asked again once that worker is done and the provider answers,
+/// it searches itself and finds the ticket.
+async fn a_status_read_does_not_wait_behind_a_worker_already_at_it(db: TestDatabase) {
     let effect = Arc::new(
         Effect::new(
             &db,
@@ -647,7 +648,19 @@ async fn a_status_read_waits_for_a_worker_already_at_it(db: TestDatabase) {
     while effect.provider.calls().1 == 0 {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
+    let meanwhile = effect.status().await;
+    assert_eq!(meanwhile.record.state, OperationState::Unknown);
+    assert!(
+        !first.is_finished(),
+        "answered while the first read still waits on the provider"
+    );
     effect.provider.resume_answering();
+    let stuck = first.await.expect("the first read");
+    assert_eq!(
+        stuck.record.state,
+        OperationState::Unknown,
+        "its search timed out"
+    );
     let status = effect.status().await;
     assert_eq!(status.record.state, OperationState::Succeeded);
     let last = status
@@ -657,17 +670,11 @@ async fn a_status_read_waits_for_a_worker_already_at_it(db: TestDatabase) {
         .cloned()
         .expect("a lookup");
     assert_eq!(last.result, Some(AttemptResult::Found));
-    let stuck = first.await.expect("the first read");
-    assert_eq!(
-        stuck.record.state,
-        OperationState::Unknown,
-        "its search timed out"
-    );
     assert_eq!(effect.made(), 1);
 }
 
 kitchen::on_both_databases!(
-    a_status_read_waits_for_a_worker_already_at_it,
+    a_status_read_does_not_wait_behind_a_worker_already_at_it,
     a_status_read_never_sends_when_the_provider_honours_keys,
     a_status_read_never_sends_when_the_provider_ignores_keys,
     a_status_read_that_proves_absence_says_to_retry,

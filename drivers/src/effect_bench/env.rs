@@ -11,9 +11,11 @@ use std::time::Duration;
 
 use super::matrix::Backend;
 use super::proxy::Proxy;
-use super::servers::{self, Database, Server, Settings};
+use super::servers::{self, Server, Settings};
 use super::timing;
 use crate::provider_sim::{self, KeyPolicy, RunningSim, SimClient, SimConfig};
+use crate::soak::DatabaseKind;
+use crate::soak::database::SoakDatabase as Database;
 
 /// One instance of this service (or two on one database) with its token.
 pub(crate) struct Instance {
@@ -138,8 +140,10 @@ impl Env {
             // A fresh log per run; the servers append to it.
             std::fs::File::create(&settings.log)?;
             let database = match which {
-                Which::Pair => Database::postgres(&self.postgres_url).await?,
-                Which::Main | Which::ShortWindow => Database::sqlite()?,
+                Which::Pair => Database::create(DatabaseKind::Postgres, &self.postgres_url).await?,
+                Which::Main | Which::ShortWindow => {
+                    Database::create(DatabaseKind::Sqlite, &self.postgres_url).await?
+                }
             };
             let count = if which == Which::Pair { 2 } else { 1 };
             let started = async {

@@ -13,7 +13,6 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use sqlx::{Connection, PgConnection};
 use tokio::process::{Child, Command};
 
 use super::timing;
@@ -24,68 +23,6 @@ const READY_WITHIN: Duration = Duration::from_secs(60);
 
 /// The tenant every cell writes for.
 pub(crate) const TENANT: &str = "effect-bench";
-
-/// A database made for the run.
-#[derive(Debug)]
-pub(crate) struct Database {
-    url: String,
-    _dir: Option<tempfile::TempDir>,
-    /// (server URL, name) of a PostgreSQL database to drop.
-    postgres: Option<(String, String)>,
-}
-
-impl Database {
-    /// A SQLite file in a new temp directory.
-    pub(crate) fn sqlite() -> anyhow::Result<Self> {
-        let dir = tempfile::Builder::new().prefix("effect-bench").tempdir()?;
-        Ok(Self {
-            url: format!("sqlite:{}", dir.path().join("tickets.db").display()),
-            _dir: Some(dir),
-            postgres: None,
-        })
-    }
-
-    /// A fresh database on the PostgreSQL server at `server`.
-    pub(crate) async fn postgres(server: &str) -> anyhow::Result<Self> {
-        let name = format!("effect_bench_{:016x}", rand::random::<u64>());
-        let mut admin = PgConnection::connect(server)
-            .await
-            .with_context(|| format!("connect to PostgreSQL at {server}"))?;
-        // The name is ours (hex only), so building the statement is safe.
-        sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE \"{name}\"")))
-            .execute(&mut admin)
-            .await
-            .with_context(|| format!("create the database {name}"))?;
-        let _ = admin.close().await;
-        Ok(Self {
-            url: kitchen::testing::with_database(server, &name),
-            _dir: None,
-            postgres: Some((server.to_owned(), name)),
-        })
-    }
-
-    /// Its URL.
-    pub(crate) fn url(&self) -> &str {
-        &self.url
-    }
-
-    /// Drops a PostgreSQL database (its connections too); a SQLite file
-    /// goes with its directory.
-    pub(crate) async fn remove(self) -> anyhow::Result<()> {
-        let Some((server, name)) = &self.postgres else {
-            return Ok(());
-        };
-        let mut admin = PgConnection::connect(server).await?;
-        sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
-            "DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"
-        )))
-        .execute(&mut admin)
-        .await
-        .with_context(|| format!("drop the database {name}"))?;
-        let _ = admin.close().await;
-        Ok(())
-    }
-}
 
 /// What a server is started with.
 #[derive(Debug, Clone)]

@@ -24,7 +24,8 @@
 
 mod attempt;
 mod clients;
-mod database;
+// The effect benchmark makes its scratch databases with it too.
+pub(crate) mod database;
 mod keys;
 mod killer;
 mod server;

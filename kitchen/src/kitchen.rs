@@ -20,6 +20,7 @@ use crate::domain::lifecycle::{Horizons, KeyPhase};
 use crate::domain::operation::{OperationKey, OperationRecord, OperationState};
 use crate::domain::page::{Cursor, PageSize, TicketPage};
 use crate::domain::patch::TicketUpdate;
+use crate::domain::precondition::TicketAt;
 use crate::domain::scope::Scopes;
 use crate::domain::tenant::{
     Actor, Caller, Credential, IssuedToken, Tenant, TenantId, TenantName, TokenId, token_hash,
@@ -161,27 +162,33 @@ impl Kitchen {
     /// Moves a ticket to another status, at most once per (tenant,
     /// `transition_ticket`, key). A move the status machine does not allow
     /// from where the ticket is answers [`Refusal::TransitionNotAllowed`].
+    /// `ticket` is a [`TicketId`] or, for a conditional move, a
+    /// [`TicketAt`] with the version expected: as for
+    /// [`Kitchen::update_ticket`], another version answers
+    /// [`Refusal::VersionMismatch`].
     pub async fn transition_ticket(
         &self,
         actor: impl Into<Actor>,
         key: &OperationKey,
-        ticket: TicketId,
+        ticket: impl Into<TicketAt>,
         draft: &TransitionDraft,
     ) -> Result<Outcome, KitchenError> {
-        self.write::<TransitionTicket>(actor.into(), key, &(ticket, draft.clone()))
+        self.write::<TransitionTicket>(actor.into(), key, &(ticket.into(), draft.clone()))
             .await
     }
 
     /// Adds a comment to a ticket, at most once per (tenant, `add_comment`,
-    /// key).
+    /// key). `ticket` is a [`TicketId`] or, for a conditional comment, a
+    /// [`TicketAt`]: another version answers [`Refusal::VersionMismatch`]
+    /// (a comment does not change the ticket's version itself).
     pub async fn add_comment(
         &self,
         actor: impl Into<Actor>,
         key: &OperationKey,
-        ticket: TicketId,
+        ticket: impl Into<TicketAt>,
         draft: &CommentDraft,
     ) -> Result<Outcome<Comment>, KitchenError> {
-        self.write::<AddComment>(actor.into(), key, &(ticket, draft.clone()))
+        self.write::<AddComment>(actor.into(), key, &(ticket.into(), draft.clone()))
             .await
     }
 

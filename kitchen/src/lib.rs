@@ -94,6 +94,7 @@ pub use domain::operation::{
 };
 pub use domain::page::{Cursor, PageSize, TicketPage};
 pub use domain::patch::{Setting, TicketEdit, TicketPatch, TicketUpdate};
+pub use domain::precondition::TicketAt;
 pub use domain::scope::{Scope, Scopes};
 pub use domain::status::TicketStatus;
 pub use domain::tenant::{

@@ -394,6 +394,9 @@ pub(crate) struct TransitionTicketArgs {
     /// Why, kept in the ticket's history.
     #[schemars(length(max = MAX_REASON_CHARS))]
     pub(crate) reason: Option<String>,
+    /// The version the caller expects, as in `update_ticket`.
+    #[schemars(description = contract::EXPECTED_VERSION_ARG, range(min = 1))]
+    pub(crate) expected_version: Option<i64>,
     /// The operation id.
     #[schemars(required, description = contract::OPERATION_ID_ARG, length(min = MIN_KEY_LEN, max = MAX_KEY_LEN))]
     pub(crate) operation_id: Option<String>,
@@ -410,6 +413,9 @@ pub(crate) struct AddCommentArgs {
     /// The comment's text, not blank.
     #[schemars(required, length(min = 1, max = MAX_COMMENT_CHARS))]
     pub(crate) body: Option<String>,
+    /// The version the caller expects, as in `update_ticket`.
+    #[schemars(description = contract::EXPECTED_VERSION_ARG, range(min = 1))]
+    pub(crate) expected_version: Option<i64>,
     /// The operation id.
     #[schemars(required, description = contract::OPERATION_ID_ARG, length(min = MIN_KEY_LEN, max = MAX_KEY_LEN))]
     pub(crate) operation_id: Option<String>,

@@ -79,12 +79,13 @@ changes nothing again.";
 
 /// `transition_ticket`.
 pub const TRANSITION_TICKET: &str = "Move a ticket to another status. Only some moves are \
-allowed; a refused move lists allowed_moves. operation_id works as in create_ticket: a retry \
-returns the first result and moves nothing again.";
+allowed; a refused move lists allowed_moves. expected_version works as in update_ticket. \
+operation_id works as in create_ticket: a retry returns the first result and moves nothing again.";
 
 /// `add_comment`.
-pub const ADD_COMMENT: &str = "Add a comment to a ticket. operation_id works as in create_ticket: \
-a retry returns the original comment instead of adding a second one.";
+pub const ADD_COMMENT: &str = "Add a comment to a ticket. expected_version works as in \
+update_ticket. operation_id works as in create_ticket: a retry returns the original comment \
+instead of adding a second one.";
 
 /// `get_operation_status`.
 pub const GET_OPERATION_STATUS: &str = "Find out what happened to a write call, by its \
@@ -128,9 +129,10 @@ pub const TICKET_ID_ARG: &str = "Taken from a create_ticket or list_tickets resu
 pub const CURSOR_ARG: &str =
     "Taken from next_cursor of the previous page; omit for the first page.";
 
-/// The `expected_version` argument of `update_ticket`.
+/// The `expected_version` argument of every write to an existing ticket
+/// (`update_ticket`, `transition_ticket`, `add_comment`).
 pub const EXPECTED_VERSION_ARG: &str =
-    "The ticket's version when you read it; omit to change any version.";
+    "The ticket's version when you read it; omit to write whatever version it is at.";
 
 /// The `description` argument of `update_ticket`.
 pub const NEW_DESCRIPTION_ARG: &str = "Longer text; null removes it.";
@@ -309,12 +311,13 @@ pub(crate) fn ticket_not_found(action: Action) -> String {
     )
 }
 
-/// `update_ticket` with an `expected_version` the ticket has moved on from.
-pub(crate) fn version_mismatch(expected: Version, current: Version) -> String {
+/// A write with an `expected_version` the ticket has moved on from.
+pub(crate) fn version_mismatch(action: Action, expected: Version, current: Version) -> String {
+    let Effect { thing, nothing, .. } = effect(action);
     format!(
-        "Nothing was changed and the operation_id was not used: the ticket is at version \
-         {current}, not {expected}. Read it with get_ticket, decide whether your change still \
-         applies, and if so call again with expected_version {current}."
+        "{nothing} and the operation_id was not used: the ticket is at version {current}, not \
+         {expected}. Read it with get_ticket, decide whether your {thing} still applies, and if \
+         so call again with expected_version {current}."
     )
 }
 

@@ -113,7 +113,7 @@ fn said<T>(action: Action, outcome: Outcome<T>) -> Said<T> {
                 }
                 Refusal::VersionMismatch { expected, current } => (
                     "version_mismatch",
-                    contract::version_mismatch(*expected, *current),
+                    contract::version_mismatch(action, *expected, *current),
                 ),
                 Refusal::TransitionNotAllowed {
                     from,
@@ -292,15 +292,18 @@ pub(crate) fn comment_write_result(
     outcome: Outcome<Comment>,
 ) -> Result<CallToolResult, McpError> {
     let said = said(Action::AddComment, outcome);
-    // A comment write is refused only for its ticket; the version and
-    // status refusals belong to the ticket writes.
-    let foreign_refusal = matches!(
-        said.refusal,
-        Some(Refusal::VersionMismatch { .. } | Refusal::TransitionNotAllowed { .. })
-    );
-    if foreign_refusal {
-        return Err(unpublished(Action::AddComment, said.status));
-    }
+    // A comment write is refused for its ticket or the ticket's version;
+    // the status refusal belongs to transition_ticket.
+    let current_version = match &said.refusal {
+        Some(Refusal::TransitionNotAllowed { .. }) => {
+            return Err(unpublished(Action::AddComment, said.status));
+        }
+        Some(Refusal::VersionMismatch {
+            expected: _,
+            current,
+        }) => Some(current.get()),
+        Some(Refusal::TicketNotFound { .. } | Refusal::NotAtProvider { .. }) | None => None,
+    };
     Ok(answer(
         said.is_error,
         &CommentWriteResult {
@@ -309,6 +312,7 @@ pub(crate) fn comment_write_result(
             comment: said.made.as_ref().map(CommentOut::from),
             errors: said.errors,
             original_operation: said.original_operation,
+            current_version,
             reason: said.reason,
             retry_after_seconds: said.retry_after_seconds,
             replayable_until: said.replayable_until,
@@ -359,6 +363,7 @@ pub(crate) fn invalid_write(
             comment: None,
             errors,
             original_operation: None,
+            current_version: None,
             reason: None,
             retry_after_seconds: None,
             replayable_until: None,
@@ -842,7 +847,7 @@ mod tests {
     }
 
     /// The statuses a tool publishes are the ones it can answer: what it
-    /// cannot (a refusal of a create, a version refusal of a comment) is an
+    /// cannot (a refusal of a create, a status refusal of a comment) is an
     /// internal error, never an answer outside its schema.
     #[test]
     fn an_outcome_a_tool_does_not_publish_is_an_internal_error() {
@@ -850,11 +855,31 @@ mod tests {
             ticket_id: ticket_now().id,
         });
         assert!(create_result(&key(), refused).is_err());
+        let from = TicketStatus::Closed;
+        let not_allowed = Outcome::<Comment>::Refused(Refusal::TransitionNotAllowed {
+            from,
+            to: TicketStatus::Resolved,
+            allowed: from.allowed_moves(),
+        });
+        assert!(comment_write_result(&key(), not_allowed).is_err());
+    }
+
+    /// A conditional comment on a ticket that moved on is refused as a
+    /// conditional update is: the ticket's version now, and what to do.
+    #[test]
+    fn a_stale_comment_is_a_version_mismatch_with_the_current_version() {
         let mismatch = Outcome::<Comment>::Refused(Refusal::VersionMismatch {
             expected: Version::FIRST,
-            current: Version::FIRST,
+            current: Version::parse(2, "version").expect("a version"),
         });
-        assert!(comment_write_result(&key(), mismatch).is_err());
+        let result = comment_write_result(&key(), mismatch).expect("published");
+        assert_eq!(result.is_error, Some(true));
+        let shown = result.structured_content.expect("structured");
+        assert_eq!(shown["status"], "version_mismatch");
+        assert_eq!(shown["current_version"], 2);
+        let step = shown["next_step"].as_str().expect("a next step");
+        assert!(step.starts_with("Nothing was added"), "{step}");
+        assert!(step.contains("expected_version 2"), "{step}");
     }
 
     #[test]
@@ -891,6 +916,7 @@ mod tests {
             "conflict",
             "invalid",
             "not_found",
+            "version_mismatch",
             "in_progress",
             "not_at_provider",
             "not_created",

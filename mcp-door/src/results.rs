@@ -194,8 +194,8 @@ impl From<&OperationRef> for OriginalOperation {
 /// What `update_ticket` and `transition_ticket` answer.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct TicketWriteResult {
-    /// updated, replayed, expired, conflict, invalid, not_found, version_mismatch
-    /// (update_ticket), transition_not_allowed (transition_ticket), in_progress, and
+    /// updated, replayed, expired, conflict, invalid, not_found, version_mismatch,
+    /// transition_not_allowed (transition_ticket), in_progress, and
     /// where tickets are kept in a provider not_at_provider, not_created or unknown.
     #[schemars(extend("enum" = [
         "updated",
@@ -250,8 +250,9 @@ pub struct TicketWriteResult {
 /// What `add_comment` answers.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct CommentWriteResult {
-    /// created, replayed, expired, conflict, invalid, not_found, in_progress, and
-    /// where tickets are kept in a provider not_at_provider, not_created or unknown.
+    /// created, replayed, expired, conflict, invalid, not_found, version_mismatch,
+    /// in_progress, and where tickets are kept in a provider not_at_provider, not_created
+    /// or unknown.
     #[schemars(extend("enum" = [
         "created",
         "replayed",
@@ -259,6 +260,7 @@ pub struct CommentWriteResult {
         "conflict",
         "invalid",
         "not_found",
+        "version_mismatch",
         "in_progress",
         "not_at_provider",
         "not_created",
@@ -275,6 +277,10 @@ pub struct CommentWriteResult {
     /// For conflict: what this operation_id already did (never its arguments).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub original_operation: Option<OriginalOperation>,
+    /// For version_mismatch: the ticket's version now.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(transform = plain_integer)]
+    pub current_version: Option<i64>,
     /// For not_created and unknown: what the ticket provider said, or what is known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,

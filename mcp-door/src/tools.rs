@@ -8,7 +8,7 @@ use std::sync::{Arc, OnceLock};
 use kitchen::{
     Action, Actor, Caller, Comment, CommentDraft, Cursor, FieldViolation, KeyPhase, Kitchen,
     KitchenError, OperationKey, Outcome, PageSize, ProjectId, Refusal, Scopes, Tenant, Ticket,
-    TicketDraft, TicketId, TicketPatch, TicketUpdate, TransitionDraft, Uuid, Version,
+    TicketAt, TicketDraft, TicketId, TicketPatch, TicketUpdate, TransitionDraft, Uuid, Version,
 };
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::schema_for_output;
@@ -787,14 +787,7 @@ impl TicketTools {
         };
         call.keyed(&key);
         let ticket = named_ticket(args.ticket_id, &mut problems);
-        let expected_version = args
-            .expected_version
-            .map(|n| Version::parse(n, "expected_version"))
-            .transpose()
-            .unwrap_or_else(|v| {
-                problems.push(v);
-                None
-            });
+        let expected_version = expected_version(args.expected_version, &mut problems);
         let update = TicketUpdate {
             ticket_id: ticket.unwrap_or_else(no_ticket),
             expected_version,
@@ -837,6 +830,7 @@ impl TicketTools {
         };
         call.keyed(&key);
         let ticket = named_ticket(args.ticket_id, &mut problems);
+        let expected_version = expected_version(args.expected_version, &mut problems);
         let draft = TransitionDraft {
             to: args.to,
             reason: args.reason,
@@ -851,7 +845,12 @@ impl TicketTools {
         let outcome = match ticket {
             Some(id) => self
                 .kitchen
-                .transition_ticket(call.who.actor, &key, id, &draft)
+                .transition_ticket(
+                    call.who.actor,
+                    &key,
+                    TicketAt::new(id, expected_version),
+                    &draft,
+                )
                 .await
                 .map_err(unexpected)?,
             None => unknown_ticket(),
@@ -874,6 +873,7 @@ impl TicketTools {
         };
         call.keyed(&key);
         let ticket = named_ticket(args.ticket_id, &mut problems);
+        let expected_version = expected_version(args.expected_version, &mut problems);
         let draft = CommentDraft { body: args.body };
         if !problems.is_empty() {
             let checked = draft
@@ -885,7 +885,12 @@ impl TicketTools {
         let outcome = match ticket {
             Some(id) => self
                 .kitchen
-                .add_comment(call.who.actor, &key, id, &draft)
+                .add_comment(
+                    call.who.actor,
+                    &key,
+                    TicketAt::new(id, expected_version),
+                    &draft,
+                )
                 .await
                 .map_err(unexpected)?,
             None => unknown_ticket(),
@@ -994,6 +999,16 @@ fn named_ticket(raw: Option<String>, problems: &mut Vec<FieldViolation>) -> Opti
         }
         Some(raw) => raw.parse().ok(),
     }
+}
+
+/// The `expected_version` of a write to an existing ticket, read the same
+/// way for every such tool: a whole number from 1, or left out (any
+/// version). Another number is a problem named by the argument.
+fn expected_version(raw: Option<i64>, problems: &mut Vec<FieldViolation>) -> Option<Version> {
+    let n = raw?;
+    Version::parse(n, "expected_version")
+        .map_err(|v| problems.push(v))
+        .ok()
 }
 
 /// The id of no ticket (tickets have UUID v7 ids; this is the nil UUID):

@@ -1,8 +1,19 @@
 //! A ticket's version over HTTP: the strong `ETag` every ticket answer
-//! carries (`"3"`), and the `If-Match` that makes a write conditional on it.
+//! carries (`"3"`), the `If-Match` that makes a write conditional on it, and
+//! the one rule for the other conditional headers on a write.
+//!
+//! The rule, the same for every write and on both doors (MCP
+//! `expected_version`): a change to an existing ticket (PATCH, a transition,
+//! a comment) may name the version it expects with `If-Match`; a create has
+//! no version to name. Any other precondition header a write could mean
+//! (`If-None-Match`, `If-Unmodified-Since`) is refused with `400` rather
+//! than ignored: a caller who sent one wants a condition, and running the
+//! write without it would defeat its purpose. `If-Modified-Since` and
+//! `If-Range` are ignored, as RFC 9110 requires for a method other than
+//! GET or HEAD.
 
 use http::{HeaderMap, HeaderValue, header};
-use kitchen::Version;
+use kitchen::{Action, Version};
 
 use crate::error::RestError;
 
@@ -24,10 +35,12 @@ impl utoipa::IntoParams for IfMatchHeader {
             "If-Match",
             utoipa::openapi::path::ParameterIn::Header,
             false,
-            "Only make the change if the ticket is still at this version: its `ETag` as a GET (or \
-             the last write) gave it, e.g. `\"3\"`. `*`, or no header, means whatever version it \
-             is at. Another version is `412 version-mismatch` and writes nothing; a value that is \
-             not `*` or one such tag is `400 bad-request`.",
+            "Only write if the ticket is still at this version: its `ETag` as a GET (or the last \
+             write) gave it, e.g. `\"3\"`. `*`, or no header, means whatever version it is at. \
+             Another version is `412 version-mismatch` and writes nothing; a value that is not \
+             `*` or one such tag is `400 bad-request`. The same rule on every change to a ticket \
+             (PATCH, transitions, comments); `If-None-Match` and `If-Unmodified-Since` are \
+             refused on writes with `400 bad-request`.",
             if_match_schema(),
         )]
     }
@@ -95,6 +108,40 @@ pub(crate) fn expected_version(headers: &HeaderMap) -> Result<Option<Version>, R
     })
 }
 
+/// Refuses the precondition headers `action` cannot honour: any
+/// `If-None-Match` or `If-Unmodified-Since`, and `If-Match` on a create
+/// (there is no ticket yet whose version it could name). Every write route
+/// passes through here (`routes::writes::attempt`), so the rule is one.
+pub(crate) fn refuse_unsupported_preconditions(
+    headers: &HeaderMap,
+    action: Action,
+) -> Result<(), RestError> {
+    let refuse = |header: &str, instead: &str| {
+        Err(RestError::BadRequest(format!(
+            "{header} is not supported on this write, and the service will not ignore a \
+             condition you asked for: {instead} Nothing was changed and the Idempotency-Key was \
+             not used up."
+        )))
+    };
+    let instead = if action == Action::CreateTicket {
+        "a create needs no condition, because its Idempotency-Key already makes it happen at \
+         most once; send it without the header."
+    } else {
+        "to change a ticket only if nobody changed it since you read it, send `If-Match` with \
+         the ETag you read (for example `If-Match: \"3\"`), or no condition at all."
+    };
+    if headers.contains_key(header::IF_NONE_MATCH) {
+        return refuse("If-None-Match", instead);
+    }
+    if headers.contains_key(header::IF_UNMODIFIED_SINCE) {
+        return refuse("If-Unmodified-Since", instead);
+    }
+    if action == Action::CreateTicket && headers.contains_key(header::IF_MATCH) {
+        return refuse("If-Match", instead);
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,6 +183,51 @@ mod tests {
                 read(bad).is_err_and(|e| e.contains("BadRequest")),
                 "{bad:?}"
             );
+        }
+    }
+
+    fn refused(action: Action, name: &'static str, value: &'static str) -> Option<String> {
+        let mut headers = HeaderMap::new();
+        headers.insert(name, HeaderValue::from_static(value));
+        match refuse_unsupported_preconditions(&headers, action) {
+            Ok(()) => None,
+            Err(RestError::BadRequest(why)) => Some(why),
+            Err(other) => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn other_preconditions_are_refused_on_every_write_by_name() {
+        for action in Action::ALL {
+            for name in ["if-none-match", "if-unmodified-since"] {
+                let value = if name == "if-none-match" {
+                    "*"
+                } else {
+                    "Wed, 02 Dec 2026 10:00:00 GMT"
+                };
+                let why = refused(action, name, value)
+                    .unwrap_or_else(|| panic!("{action} accepted {name}"));
+                assert!(why.starts_with("If-"), "{why}");
+                assert!(why.contains("not used up"), "{why}");
+            }
+            // RFC 9110: ignored on a method other than GET or HEAD.
+            assert_eq!(
+                refused(action, "if-modified-since", "Wed, 02 Dec 2026 10:00:00 GMT"),
+                None
+            );
+        }
+    }
+
+    #[test]
+    fn if_match_is_for_changes_not_creates() {
+        let why = refused(Action::CreateTicket, "if-match", "\"1\"").expect("refused");
+        assert!(why.contains("If-Match is not supported"), "{why}");
+        for action in [
+            Action::UpdateTicket,
+            Action::TransitionTicket,
+            Action::AddComment,
+        ] {
+            assert_eq!(refused(action, "if-match", "\"1\""), None, "{action}");
         }
     }
 

@@ -5,6 +5,7 @@ use crate::KitchenError;
 use crate::domain::action::Action;
 use crate::domain::change::Changes;
 use crate::domain::comment::{CanonicalCommentV1, Comment, CommentDraft, CommentId, NewComment};
+use crate::domain::precondition::TicketAt;
 use crate::domain::ticket::{Ticket, TicketId};
 use crate::domain::violation::FieldViolation;
 use crate::outcome::Refusal;
@@ -13,19 +14,23 @@ use crate::store::{self, write::WriteTx};
 use crate::write::remote::{RemoteAction, wrong_kind};
 use crate::write::{Applied, WriteAction, WriteContext};
 
+use super::precondition::at_expected_version;
+
 /// Adds one comment. The ticket's version does not change (a comment is not
-/// an edit of the ticket), but its history records the comment.
+/// an edit of the ticket), but its history records the comment. A
+/// conditional comment is refused if the ticket moved on from the version
+/// the caller expected, as any conditional write is.
 pub(crate) struct AddComment;
 
 impl WriteAction for AddComment {
     const ACTION: Action = Action::AddComment;
-    type Request = (TicketId, CommentDraft);
+    type Request = (TicketAt, CommentDraft);
     type Command = NewComment;
     type Result = Comment;
     type Canonical<'c> = CanonicalCommentV1<'c>;
 
-    fn validate((ticket_id, draft): &Self::Request) -> Result<NewComment, Vec<FieldViolation>> {
-        draft.validate(*ticket_id)
+    fn validate((at, draft): &Self::Request) -> Result<NewComment, Vec<FieldViolation>> {
+        draft.validate(*at)
     }
 
     fn canonical(command: &NewComment) -> CanonicalCommentV1<'_> {
@@ -43,6 +48,9 @@ impl WriteAction for AddComment {
                 ticket_id: command.ticket_id,
             }));
         };
+        if let Err(refusal) = at_expected_version(command.expected_version, &ticket) {
+            return Ok(Err(refusal));
+        }
         let applied = add(command, &ticket, None, tx, write).await?;
         Ok(Ok(applied))
     }
@@ -57,8 +65,8 @@ impl RemoteAction for AddComment {
         Some(command.ticket_id)
     }
 
-    fn allowed(_: &NewComment, _: &Ticket) -> Result<(), Refusal> {
-        Ok(())
+    fn allowed(command: &NewComment, ticket: &Ticket) -> Result<(), Refusal> {
+        at_expected_version(command.expected_version, ticket)
     }
 
     fn provider_write(command: &NewComment, ticket: Option<&str>) -> ProviderWrite {

@@ -8,6 +8,7 @@
 pub(crate) mod add_comment;
 pub(crate) mod create_ticket;
 mod mirror;
+mod precondition;
 pub(crate) mod transition_ticket;
 pub(crate) mod update_ticket;
 

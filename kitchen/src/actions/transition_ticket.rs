@@ -3,6 +3,7 @@
 use crate::KitchenError;
 use crate::domain::action::Action;
 use crate::domain::change::Changes;
+use crate::domain::precondition::TicketAt;
 use crate::domain::ticket::{Ticket, TicketId};
 use crate::domain::transition::{CanonicalTransitionV1, Transition, TransitionDraft};
 use crate::domain::violation::FieldViolation;
@@ -13,20 +14,22 @@ use crate::write::remote::RemoteAction;
 use crate::write::{Applied, WriteAction, WriteContext};
 
 use super::mirror::mirror_change;
+use super::precondition::at_expected_version;
 
 /// Moves a ticket to another status, if the status machine allows it from
-/// where the ticket is when the write runs.
+/// where the ticket is when the write runs (and, for a conditional move, if
+/// the ticket is still at the version the caller expected).
 pub(crate) struct TransitionTicket;
 
 impl WriteAction for TransitionTicket {
     const ACTION: Action = Action::TransitionTicket;
-    type Request = (TicketId, TransitionDraft);
+    type Request = (TicketAt, TransitionDraft);
     type Command = Transition;
     type Result = Ticket;
     type Canonical<'c> = CanonicalTransitionV1<'c>;
 
-    fn validate((ticket_id, draft): &Self::Request) -> Result<Transition, Vec<FieldViolation>> {
-        draft.validate(*ticket_id)
+    fn validate((at, draft): &Self::Request) -> Result<Transition, Vec<FieldViolation>> {
+        draft.validate(*at)
     }
 
     fn canonical(command: &Transition) -> CanonicalTransitionV1<'_> {
@@ -97,8 +100,11 @@ impl RemoteAction for TransitionTicket {
     }
 }
 
-/// Refuses a move the status machine does not allow from where `ticket` is.
+/// Refuses a move the caller made against another version of `ticket`
+/// (first: what the caller saw is out of date, whatever it asked for), or
+/// one the status machine does not allow from where `ticket` is.
 fn may_move(command: &Transition, ticket: &Ticket) -> Result<(), Refusal> {
+    at_expected_version(command.expected_version, ticket)?;
     let from = ticket.status;
     if from.may_move_to(command.to) {
         Ok(())

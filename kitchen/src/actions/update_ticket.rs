@@ -13,6 +13,7 @@ use crate::write::remote::RemoteAction;
 use crate::write::{Applied, WriteAction, WriteContext};
 
 use super::mirror::mirror_change;
+use super::precondition::at_expected_version;
 
 /// Edits a ticket. A patch that changes nothing is still a valid command:
 /// it takes the key and replays, but writes no new version or history.
@@ -44,7 +45,7 @@ impl WriteAction for UpdateTicket {
                 ticket_id: command.ticket_id,
             }));
         };
-        if let Err(refusal) = at_expected_version(command, &current) {
+        if let Err(refusal) = at_expected_version(command.expected_version, &current) {
             return Ok(Err(refusal));
         }
         let (mut edited, changes) = command.apply_to(&current);
@@ -72,7 +73,7 @@ impl RemoteAction for UpdateTicket {
     }
 
     fn allowed(command: &TicketEdit, ticket: &Ticket) -> Result<(), Refusal> {
-        at_expected_version(command, ticket)
+        at_expected_version(command.expected_version, ticket)
     }
 
     fn provider_write(command: &TicketEdit, ticket: Option<&str>) -> ProviderWrite {
@@ -97,16 +98,5 @@ impl RemoteAction for UpdateTicket {
         write: &WriteContext,
     ) -> Result<Result<Applied<Ticket>, String>, KitchenError> {
         mirror_change(command.ticket_id, receipt, tx, write).await
-    }
-}
-
-/// Refuses an edit whose caller expected another version than `ticket`'s.
-fn at_expected_version(command: &TicketEdit, ticket: &Ticket) -> Result<(), Refusal> {
-    match command.expected_version {
-        Some(expected) if expected != ticket.version => Err(Refusal::VersionMismatch {
-            expected,
-            current: ticket.version,
-        }),
-        _ => Ok(()),
     }
 }

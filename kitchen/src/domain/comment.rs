@@ -9,8 +9,9 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::page::{Cursor, PageSize};
+use super::precondition::TicketAt;
 use super::text::refuse_nul;
-use super::ticket::{TicketId, keep, required};
+use super::ticket::{TicketId, Version, keep, required};
 use super::violation::FieldViolation;
 
 /// Longest comment, in characters.
@@ -101,30 +102,46 @@ pub struct CommentDraft {
 pub struct NewComment {
     /// The ticket commented on.
     pub ticket_id: TicketId,
+    /// Refuse the comment unless the ticket is at this version (a comment
+    /// does not change it, but the caller may be answering what it read).
+    pub expected_version: Option<Version>,
     /// The text.
     pub body: CommentBody,
 }
 
 impl CommentDraft {
-    /// Validates the body for a comment on `ticket_id`.
-    pub fn validate(&self, ticket_id: TicketId) -> Result<NewComment, Vec<FieldViolation>> {
+    /// Validates the body for a comment on the ticket `at` names.
+    pub fn validate(&self, at: impl Into<TicketAt>) -> Result<NewComment, Vec<FieldViolation>> {
+        let TicketAt {
+            ticket_id,
+            expected_version,
+        } = at.into();
         let mut violations = Vec::new();
         let body = keep(
             &mut violations,
             required(&self.body, "body").and_then(CommentBody::parse),
         );
         match body {
-            Some(body) if violations.is_empty() => Ok(NewComment { ticket_id, body }),
+            Some(body) if violations.is_empty() => Ok(NewComment {
+                ticket_id,
+                expected_version,
+                body,
+            }),
             _ => Err(violations),
         }
     }
 }
 
 /// Version 1 of a comment's canonical form, for the fingerprint.
-/// Alphabetical; never change it without a new version.
+/// Alphabetical; never change it without a new version. `expected_version`
+/// came later and is left out when absent, so an unconditional comment
+/// encodes byte for byte as before (its old keys still replay) and a
+/// conditional one can never encode like an unconditional one.
 #[derive(Serialize)]
 pub(crate) struct CanonicalCommentV1<'a> {
     body: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    expected_version: Option<i64>,
     ticket_id: String,
 }
 
@@ -132,6 +149,7 @@ impl NewComment {
     pub(crate) fn canonical(&self) -> CanonicalCommentV1<'_> {
         CanonicalCommentV1 {
             body: self.body.as_str(),
+            expected_version: self.expected_version.map(Version::get),
             ticket_id: self.ticket_id.to_string(),
         }
     }
@@ -172,5 +190,34 @@ impl CommentPage {
             comments,
             next_cursor,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn canonical(at: TicketAt) -> String {
+        let draft = CommentDraft {
+            body: Some("On it".into()),
+        };
+        let command = draft.validate(at).expect("valid");
+        serde_json::to_string(&command.canonical()).expect("json")
+    }
+
+    /// Keys the previous release recorded (without a version) must still
+    /// replay, so an unconditional comment encodes exactly as it did.
+    #[test]
+    fn an_unconditional_comment_encodes_as_before_and_a_conditional_one_does_not() {
+        let id = TicketId::new_v7();
+        assert_eq!(
+            canonical(id.into()),
+            format!(r#"{{"body":"On it","ticket_id":"{id}"}}"#)
+        );
+        let at = TicketAt::new(id, Some(Version::from_stored(3)));
+        assert_eq!(
+            canonical(at),
+            format!(r#"{{"body":"On it","expected_version":3,"ticket_id":"{id}"}}"#)
+        );
     }
 }

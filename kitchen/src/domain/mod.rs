@@ -12,6 +12,7 @@ pub(crate) mod lifecycle;
 pub(crate) mod operation;
 pub(crate) mod page;
 pub(crate) mod patch;
+pub(crate) mod precondition;
 pub(crate) mod scope;
 pub(crate) mod slug;
 pub(crate) mod status;

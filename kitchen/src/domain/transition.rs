@@ -3,9 +3,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::precondition::TicketAt;
 use super::status::TicketStatus;
 use super::text::refuse_nul;
-use super::ticket::{TicketId, keep, required};
+use super::ticket::{TicketId, Version, keep, required};
 use super::violation::FieldViolation;
 
 /// Longest transition reason, in characters.
@@ -56,6 +57,8 @@ impl Reason {
 pub struct Transition {
     /// The ticket to move.
     pub ticket_id: TicketId,
+    /// Refuse the move unless the ticket is at this version.
+    pub expected_version: Option<Version>,
     /// Where to.
     pub to: TicketStatus,
     /// Why, if the caller said.
@@ -63,10 +66,15 @@ pub struct Transition {
 }
 
 impl TransitionDraft {
-    /// Validates the body for `ticket_id` and reports every problem at once.
-    /// Whether the move is allowed depends on the ticket's status, which is
-    /// read inside the write: a refused move is a refusal, not a violation.
-    pub fn validate(&self, ticket_id: TicketId) -> Result<Transition, Vec<FieldViolation>> {
+    /// Validates the body for the ticket `at` names and reports every
+    /// problem at once. Whether the move is allowed depends on the ticket's
+    /// status and version, which are read inside the write: a refused move
+    /// is a refusal, not a violation.
+    pub fn validate(&self, at: impl Into<TicketAt>) -> Result<Transition, Vec<FieldViolation>> {
+        let TicketAt {
+            ticket_id,
+            expected_version,
+        } = at.into();
         let mut violations = Vec::new();
         let v = &mut violations;
         let to = keep(
@@ -77,6 +85,7 @@ impl TransitionDraft {
         match (to, reason) {
             (Some(to), Some(reason)) if violations.is_empty() => Ok(Transition {
                 ticket_id,
+                expected_version,
                 to,
                 reason,
             }),
@@ -86,9 +95,14 @@ impl TransitionDraft {
 }
 
 /// Version 1 of a transition's canonical form, for the fingerprint.
-/// Alphabetical; never change it without a new version.
+/// Alphabetical; never change it without a new version. `expected_version`
+/// came later and is left out when absent, so an unconditional move encodes
+/// byte for byte as before (its old keys still replay) and a conditional
+/// one can never encode like an unconditional one.
 #[derive(Serialize)]
 pub(crate) struct CanonicalTransitionV1<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    expected_version: Option<i64>,
     reason: Option<&'a str>,
     ticket_id: String,
     to: &'static str,
@@ -97,9 +111,42 @@ pub(crate) struct CanonicalTransitionV1<'a> {
 impl Transition {
     pub(crate) fn canonical(&self) -> CanonicalTransitionV1<'_> {
         CanonicalTransitionV1 {
+            expected_version: self.expected_version.map(Version::get),
             reason: self.reason.as_ref().map(Reason::as_str),
             ticket_id: self.ticket_id.to_string(),
             to: self.to.as_str(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn canonical(at: TicketAt) -> String {
+        let draft = TransitionDraft {
+            to: Some("in_progress".into()),
+            reason: Some("Paged".into()),
+        };
+        let command = draft.validate(at).expect("valid");
+        serde_json::to_string(&command.canonical()).expect("json")
+    }
+
+    /// Keys the previous release recorded (without a version) must still
+    /// replay, so an unconditional move encodes exactly as it did.
+    #[test]
+    fn an_unconditional_move_encodes_as_before_and_a_conditional_one_does_not() {
+        let id = TicketId::new_v7();
+        assert_eq!(
+            canonical(id.into()),
+            format!(r#"{{"reason":"Paged","ticket_id":"{id}","to":"in_progress"}}"#)
+        );
+        let at = TicketAt::new(id, Some(Version::from_stored(3)));
+        assert_eq!(
+            canonical(at),
+            format!(
+                r#"{{"expected_version":3,"reason":"Paged","ticket_id":"{id}","to":"in_progress"}}"#
+            )
+        );
     }
 }

@@ -3,6 +3,7 @@
 
 mod comments;
 mod concurrency;
+mod conditional;
 mod create;
 mod fingerprint;
 mod group_commit;

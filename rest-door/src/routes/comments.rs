@@ -7,7 +7,7 @@ use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, Query, State};
 use axum::response::Response;
 use http::HeaderMap;
-use kitchen::{Action, Actor, Caller, CommentDraft, CommentId, Kitchen};
+use kitchen::{Action, Actor, Caller, CommentDraft, CommentId, Kitchen, TicketAt};
 use telemetry::Metrics;
 
 use crate::error::RestError;
@@ -18,6 +18,7 @@ use crate::routes::pages::PageParams;
 use crate::routes::tickets::ticket_id;
 use crate::routes::writes::{self, OutcomeUnknown, WriteRequest};
 use crate::schema::{CommentBody, CommentPageBody, CommentRequest};
+use crate::versions::{self, IfMatchHeader};
 
 /// Comment on a ticket, at most once per Idempotency-Key.
 ///
@@ -27,7 +28,8 @@ use crate::schema::{CommentBody, CommentPageBody, CommentRequest};
 /// does not change the ticket's version. Past the key's replay window
 /// (`Idempotency-Replayable-Until`) the same request answers `200` with the
 /// comment as it is now and `Idempotent-Replayed: expired`, and still adds
-/// nothing.
+/// nothing. With `If-Match`, the comment is added only if the ticket is
+/// still at that version (it answers what the caller read), as for PATCH.
 #[utoipa::path(
     post,
     path = "/v1/tickets/{id}/comments",
@@ -36,6 +38,7 @@ use crate::schema::{CommentBody, CommentPageBody, CommentRequest};
     params(
         ("id" = String, Path, description = "The ticket's id (a UUID); anything else is simply not found"),
         IdempotencyKeyHeader,
+        IfMatchHeader,
     ),
     request_body(content = CommentRequest, content_type = "application/json"),
     responses(
@@ -58,12 +61,13 @@ use crate::schema::{CommentBody, CommentPageBody, CommentRequest};
                 ("Retry-After" = u64, description = "Seconds to wait before asking again"),
                 ("Idempotency-Replayable-Until" = String, description = "Until when a retry of this request with this key replays the first answer (RFC 3339); after it the same request answers `Idempotent-Replayed: expired`. See the API description."),
             )),
-        (status = 400, description = "Idempotency-Key missing or malformed (`idempotency-key-missing`, `idempotency-key-malformed`), the body not JSON (`malformed-json`) or of the wrong shape (`invalid-body`), fields invalid (`validation-failed`; e.g. `body` missing or blank), or a header the server needs once sent twice or malformed (`bad-request`). Nothing added, key not used.", body = Problem, content_type = "application/problem+json"),
+        (status = 400, description = "Idempotency-Key missing or malformed (`idempotency-key-missing`, `idempotency-key-malformed`), the body not JSON (`malformed-json`) or of the wrong shape (`invalid-body`), fields invalid (`validation-failed`; e.g. `body` missing or blank), If-Match malformed, `If-None-Match` or `If-Unmodified-Since` sent (refused: use If-Match), or a header the server needs once sent twice or malformed (`bad-request`). Nothing added, key not used.", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "Missing or invalid bearer token.", body = Problem, content_type = "application/problem+json",
             headers(("WWW-Authenticate" = String, description = "Bearer"))),
         (status = 404, description = "No such ticket for this tenant (`not-found`, as a GET would say). Nothing added, key not used.", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "An earlier attempt with this key is still running (`operation-in-progress`). Retry the same request later. Or, with a ticket provider, the ticket was made before this deployment kept its tickets there and exists only here (`ticket-not-at-provider`; nothing added, key not used).", body = Problem, content_type = "application/problem+json",
             headers(("Retry-After" = u64, description = "Seconds to wait"))),
+        (status = 412, description = "If-Match named another version than the ticket's (`version-mismatch`; `expected_version`, `current_version`): someone changed the ticket since you read it. Nothing added, key not used: GET it, decide again.", body = Problem, content_type = "application/problem+json"),
         (status = 413, description = "Body over 64 KiB (after gzip decoding). Nothing added, key not used.", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "Body is not application/json (`unsupported-media-type`), or compressed with a Content-Encoding other than gzip (`unsupported-content-encoding`). Nothing added, key not used.", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "The key was used for a different request (`idempotency-key-reused`; `original_operation` links its status resource). Nothing added. Or the ticket provider refused the write (`provider-rejected`: an invalid field, a ticket it does not have, another version, a move its workflow forbids; its words in `detail`): nothing added, the key is not used up.", body = Problem, content_type = "application/problem+json",
@@ -99,8 +103,9 @@ pub(crate) async fn add(
     writes::attempt(
         request,
         |key| async move {
+            let expected_version = versions::expected_version(headers)?;
             let draft: CommentDraft = json_body::parse(headers, body, action)?;
-            let ticket = ticket_id(&id)?;
+            let ticket = TicketAt::new(ticket_id(&id)?, expected_version);
             Ok(kitchen
                 .add_comment(Actor::from(caller), &key, ticket, &draft)
                 .await?)

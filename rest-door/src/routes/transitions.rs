@@ -7,7 +7,7 @@ use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, State};
 use axum::response::Response;
 use http::HeaderMap;
-use kitchen::{Action, Actor, Caller, Kitchen, TransitionDraft};
+use kitchen::{Action, Actor, Caller, Kitchen, TicketAt, TransitionDraft};
 use telemetry::Metrics;
 
 use crate::error::RestError;
@@ -17,6 +17,7 @@ use crate::problem::Problem;
 use crate::routes::tickets::ticket_id;
 use crate::routes::writes::{self, OutcomeUnknown, WriteRequest};
 use crate::schema::{TicketBody, TransitionRequest};
+use crate::versions::{self, IfMatchHeader};
 
 /// Move a ticket to another status, at most once per Idempotency-Key.
 ///
@@ -28,7 +29,8 @@ use crate::schema::{TicketBody, TransitionRequest};
 /// (`Idempotent-Replayed: true`) and moves nothing. Past the key's replay
 /// window (`Idempotency-Replayable-Until`) the same request answers the
 /// ticket as it is now with `Idempotent-Replayed: expired`, and still moves
-/// nothing.
+/// nothing. With `If-Match`, the move is made only if the ticket is still
+/// at that version, as for PATCH.
 #[utoipa::path(
     post,
     path = "/v1/tickets/{id}/transitions",
@@ -37,6 +39,7 @@ use crate::schema::{TicketBody, TransitionRequest};
     params(
         ("id" = String, Path, description = "The ticket's id (a UUID); anything else is simply not found"),
         IdempotencyKeyHeader,
+        IfMatchHeader,
     ),
     request_body(content = TransitionRequest, content_type = "application/json"),
     responses(
@@ -53,12 +56,13 @@ use crate::schema::{TicketBody, TransitionRequest};
                 ("Retry-After" = u64, description = "Seconds to wait before asking again"),
                 ("Idempotency-Replayable-Until" = String, description = "Until when a retry of this request with this key replays the first answer (RFC 3339); after it the same request answers `Idempotent-Replayed: expired`. See the API description."),
             )),
-        (status = 400, description = "Idempotency-Key missing or malformed (`idempotency-key-missing`, `idempotency-key-malformed`), the body not JSON (`malformed-json`) or of the wrong shape (`invalid-body`), fields invalid (`validation-failed`; e.g. `to` missing or not a status), or a header the server needs once sent twice or malformed (`bad-request`). Nothing changed, key not used.", body = Problem, content_type = "application/problem+json"),
+        (status = 400, description = "Idempotency-Key missing or malformed (`idempotency-key-missing`, `idempotency-key-malformed`), the body not JSON (`malformed-json`) or of the wrong shape (`invalid-body`), fields invalid (`validation-failed`; e.g. `to` missing or not a status), If-Match malformed, `If-None-Match` or `If-Unmodified-Since` sent (refused: use If-Match), or a header the server needs once sent twice or malformed (`bad-request`). Nothing changed, key not used.", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "Missing or invalid bearer token.", body = Problem, content_type = "application/problem+json",
             headers(("WWW-Authenticate" = String, description = "Bearer"))),
         (status = 404, description = "No such ticket for this tenant (`not-found`, as a GET would say). Nothing changed, key not used.", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "The status machine does not allow this move from the ticket's status (`transition-not-allowed`; `from`, `to`, `allowed_moves`; no Retry-After: waiting does not help; nothing changed, key not used). Or an earlier attempt with this key is still running (`operation-in-progress`; retry the same request after Retry-After seconds). Or, with a ticket provider, the ticket was made before this deployment kept its tickets there and exists only here (`ticket-not-at-provider`; nothing moved, key not used).", body = Problem, content_type = "application/problem+json",
             headers(("Retry-After" = u64, description = "Seconds to wait (`operation-in-progress` only)"))),
+        (status = 412, description = "If-Match named another version than the ticket's (`version-mismatch`; `expected_version`, `current_version`): someone changed it. Checked before the move itself. Nothing moved, key not used: GET it, decide again.", body = Problem, content_type = "application/problem+json"),
         (status = 413, description = "Body over 64 KiB (after gzip decoding). Nothing changed, key not used.", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "Body is not application/json (`unsupported-media-type`), or compressed with a Content-Encoding other than gzip (`unsupported-content-encoding`). Nothing changed, key not used.", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "The key was used for a different request (`idempotency-key-reused`; `original_operation` links its status resource). Nothing changed. Or the ticket provider refused the write (`provider-rejected`: an invalid field, a ticket it does not have, another version, a move its workflow forbids; its words in `detail`): nothing moved, the key is not used up.", body = Problem, content_type = "application/problem+json",
@@ -94,8 +98,9 @@ pub(crate) async fn transition(
     writes::attempt(
         request,
         |key| async move {
+            let expected_version = versions::expected_version(headers)?;
             let draft: TransitionDraft = json_body::parse(headers, body, action)?;
-            let ticket = ticket_id(&id)?;
+            let ticket = TicketAt::new(ticket_id(&id)?, expected_version);
             Ok(kitchen
                 .transition_ticket(Actor::from(caller), &key, ticket, &draft)
                 .await?)

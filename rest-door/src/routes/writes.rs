@@ -82,6 +82,8 @@ where
         // The key first: without one, nothing about the rest matters yet.
         let key = idempotency_key::from_headers(headers, action)?;
         attempt.record_key(key.as_str());
+        // One rule for the conditions a write may carry, for every route.
+        versions::refuse_unsupported_preconditions(headers, action)?;
         perform(key).await
     }
     .instrument(attempt.span().clone())

@@ -2,6 +2,7 @@
 //! SQLite and PostgreSQL (`sqlite::NAME`, `postgres::NAME`).
 
 mod client;
+mod conditional;
 mod cross_door;
 mod double_fire;
 mod field_limits;

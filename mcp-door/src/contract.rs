@@ -79,13 +79,12 @@ changes nothing again.";
 
 /// `transition_ticket`.
 pub const TRANSITION_TICKET: &str = "Move a ticket to another status. Only some moves are \
-allowed; a refused move lists allowed_moves. expected_version works as in update_ticket. \
-operation_id works as in create_ticket: a retry returns the first result and moves nothing again.";
+allowed; a refused move lists allowed_moves. operation_id works as in create_ticket: a retry \
+returns the first result and moves nothing again.";
 
 /// `add_comment`.
-pub const ADD_COMMENT: &str = "Add a comment to a ticket. expected_version works as in \
-update_ticket. operation_id works as in create_ticket: a retry returns the original comment \
-instead of adding a second one.";
+pub const ADD_COMMENT: &str = "Add a comment to a ticket. operation_id works as in create_ticket: \
+a retry returns the original comment instead of adding a second one.";
 
 /// `get_operation_status`.
 pub const GET_OPERATION_STATUS: &str = "Find out what happened to a write call, by its \
@@ -131,8 +130,7 @@ pub const CURSOR_ARG: &str =
 
 /// The `expected_version` argument of every write to an existing ticket
 /// (`update_ticket`, `transition_ticket`, `add_comment`).
-pub const EXPECTED_VERSION_ARG: &str =
-    "The ticket's version when you read it; omit to write whatever version it is at.";
+pub const EXPECTED_VERSION_ARG: &str = "The version you read; omit to skip the check.";
 
 /// The `description` argument of `update_ticket`.
 pub const NEW_DESCRIPTION_ARG: &str = "Longer text; null removes it.";

@@ -144,9 +144,10 @@ impl Remote {
         let request_snapshot = serde_json::to_string(request)
             .map_err(|e| KitchenError::CorruptRecord(format!("request snapshot: {e}")))?;
         let external_ref = ExternalRef::derive(record.tenant_id, record.action, &record.key);
-        // Two rounds at most: a record can only vanish between our write and
-        // our read if a retention sweep removed it.
-        for _ in 0..2 {
+        // Three rounds at most: a record can only vanish between our write
+        // and our read if a retention sweep removed it, and a refusal sends
+        // us round once more when the key was claimed meanwhile.
+        for _ in 0..3 {
             if let Some(row) = effects::find(&self.db, &scope).await? {
                 let original: OperationRecord = row.operation.try_into()?;
                 // A settled effect, or one whose key is forgotten, answers as
@@ -168,7 +169,19 @@ impl Remote {
                     .await;
             }
             // A new key: only a write the local copy allows is sent.
+            #[cfg(feature = "test-support")]
+            crate::testing::precheck_reached(&record.key).await;
             if let Err(refusal) = self.allowed::<A>(record.tenant_id, &command).await? {
+                // The key decides before the pre-check, as on the local
+                // backend: a concurrent attempt with this key may have
+                // claimed it and made its effect since our read, making the
+                // local copy refuse (a stale If-Match) what is in fact a
+                // retry of that attempt. Any effect of this key is recorded
+                // before it is sent, so a record found now is what refused
+                // us, and its answer is ours; no record: the refusal stands.
+                if effects::find(&self.db, &scope).await?.is_some() {
+                    continue;
+                }
                 return Ok(Outcome::Refused(refusal));
             }
             let now = OffsetDateTime::now_utc();

@@ -556,8 +556,66 @@ async fn a_ticket_kept_only_here_is_refused_and_keeps_the_key(db: TestDatabase) 
     assert!(local.unused(Action::AddComment, &key).await);
 }
 
+/// A retry racing its own first attempt is never refused by that attempt's
+/// effect: the retry reads the key before the first attempt claims it, the
+/// first attempt then makes its effect (the ticket moves on, so the
+/// retry's `If-Match` and move are stale), and only then does the retry
+/// run its pre-check against the local copy. The key decides, as on the
+/// local backend: the retry replays the first attempt's answer. The pause
+/// between the retry's read and its pre-check makes the race certain.
+async fn a_retry_is_never_refused_by_its_own_first_attempt(db: TestDatabase) {
+    let remote = Remote::new(&db, FakeProvider::ignoring_keys()).await;
+    let (kitchen, actor, ticket) = (
+        &remote.desk.kitchen,
+        remote.desk.actor,
+        remote.desk.ticket.id,
+    );
+    for change in [Change::Update, Change::Move] {
+        let key = fresh_key();
+        let version = remote.desk.current(ticket).await.version.get();
+        // The same request twice: an update at the version read before, or
+        // the move to in_progress (which the ticket, once moved, refuses).
+        let send = || async {
+            match change {
+                Change::Update => said(
+                    kitchen
+                        .update_ticket(
+                            actor,
+                            &key,
+                            &update_at(ticket, version, r#"{"title": "Disk full on db-2"}"#),
+                        )
+                        .await
+                        .expect("update"),
+                ),
+                _ => said(
+                    kitchen
+                        .transition_ticket(actor, &key, ticket, &move_to("in_progress"))
+                        .await
+                        .expect("move"),
+                ),
+            }
+        };
+        let mut pause = kitchen::testing::pause_before_precheck(&key);
+        let (first, retry) = tokio::join!(
+            async {
+                pause.held().await;
+                let first = send().await;
+                pause.release();
+                first
+            },
+            send(),
+        );
+        assert_eq!(first.name, "created", "{change:?}: {}", first.outcome);
+        assert_eq!(retry.name, "replayed", "{change:?}: {}", retry.outcome);
+        assert_eq!(retry.snapshot, first.snapshot, "{change:?}: byte for byte");
+        assert_eq!(remote.made(change, &key), 1, "{change:?}");
+        assert_eq!(remote.mirrored(change).await, 1, "{change:?}");
+    }
+}
+
 kitchen::on_both_databases!(
     every_write_is_sent_to_the_provider_and_mirrored,
+    a_retry_is_never_refused_by_its_own_first_attempt,
     a_lost_answer_is_reconciled_into_exactly_one_effect,
     the_background_reconciler_settles_every_action,
     nothing_is_sent_for_a_write_the_local_copy_refuses,

@@ -16,9 +16,8 @@ use crate::{
 };
 
 mod group_commit;
-mod precheck;
+pub(crate) mod precheck;
 pub use group_commit::WriterHold;
-pub(crate) use precheck::reached as precheck_reached;
 pub use precheck::{PrecheckPause, pause_before_precheck};
 
 /// Where the PostgreSQL tests connect to create their databases.

@@ -170,7 +170,7 @@ impl Remote {
             }
             // A new key: only a write the local copy allows is sent.
             #[cfg(feature = "test-support")]
-            crate::testing::precheck_reached(&record.key).await;
+            crate::testing::precheck::reached(&record.key).await;
             if let Err(refusal) = self.allowed::<A>(record.tenant_id, &command).await? {
                 // The key decides before the pre-check, as on the local
                 // backend: a concurrent attempt with this key may have

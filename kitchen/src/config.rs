@@ -32,6 +32,11 @@ pub const DEFAULT_WAIT_BOUND: Duration = Duration::from_secs(5);
 /// that a group is a few milliseconds of work.
 pub const DEFAULT_WRITE_GROUP_MAX: usize = 64;
 
+/// How long a request waits for a database connection by default: 1
+/// second, well under the request timeout, so that a database that is down
+/// is a quick `503` rather than a stalled request.
+pub const DEFAULT_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(1);
+
 /// How long a token lookup is reused by default: 2 seconds.
 pub const DEFAULT_AUTH_CACHE_TTL: Duration = Duration::from_secs(2);
 
@@ -61,6 +66,9 @@ pub struct KitchenConfig {
     pub clock: Clock,
     /// Most database connections the pool opens.
     pub max_connections: u32,
+    /// How long a request waits for a database connection before the
+    /// database counts as unreachable (a storage fault, answered `503`).
+    pub acquire_timeout: Duration,
     /// How long a successful token lookup is reused. A token revoked on
     /// another instance keeps working there this long; zero disables.
     pub auth_cache_ttl: Duration,
@@ -86,6 +94,7 @@ impl Default for KitchenConfig {
             sweep_pause: DEFAULT_SWEEP_PAUSE,
             clock: Clock::system(),
             max_connections: 10,
+            acquire_timeout: DEFAULT_ACQUIRE_TIMEOUT,
             auth_cache_ttl: DEFAULT_AUTH_CACHE_TTL,
             backend: TicketBackend::Local,
             write_group_max: DEFAULT_WRITE_GROUP_MAX,

@@ -1,5 +1,10 @@
 //! Infrastructure failures. Anything a caller can cause or fix is an
-//! [`Outcome`](crate::Outcome) instead.
+//! [`Outcome`](crate::Outcome) instead. Among them, a storage fault (the
+//! database cannot be used right now) is told apart from the unexpected by
+//! [`KitchenError::storage_fault`], for the doors to answer it as
+//! retryable.
+
+use crate::domain::fault::{StorageFault, Written};
 
 /// Something went wrong that is not the caller's doing.
 #[derive(Debug, thiserror::Error)]
@@ -16,6 +21,17 @@ pub enum KitchenError {
     /// The database could not be reached or refused a statement.
     #[error("database error")]
     Database(#[from] sqlx::Error),
+    /// The database cannot be used right now, and the kitchen knows what
+    /// that means for the request: whether anything was written.
+    #[error("the database is unavailable ({fault}): {cause}")]
+    Unavailable {
+        /// Which fault.
+        fault: StorageFault,
+        /// Whether anything of the request was written.
+        written: Written,
+        /// The database's words, for the log.
+        cause: String,
+    },
     /// The schema could not be brought up to date.
     #[error("could not apply database migrations")]
     Migration(#[from] sqlx::migrate::MigrateError),
@@ -28,4 +44,38 @@ pub enum KitchenError {
     /// hand-edited database.
     #[error("stored record is unreadable: {0}")]
     CorruptRecord(String),
+}
+
+impl KitchenError {
+    /// The storage fault this is, and whether anything was written; `None`
+    /// for the unexpected (a bug, a corrupt record), which stays a `500`.
+    pub fn storage_fault(&self) -> Option<(StorageFault, Written)> {
+        match self {
+            KitchenError::Unavailable { fault, written, .. } => Some((*fault, *written)),
+            KitchenError::Database(e) => {
+                crate::store::fault::classify(e).map(|fault| (fault, Written::Unknown))
+            }
+            KitchenError::UnsupportedDatabaseUrl { .. }
+            | KitchenError::Migration(_)
+            | KitchenError::Interrupted(_)
+            | KitchenError::CorruptRecord(_) => None,
+        }
+    }
+
+    /// `self` as a storage fault the kitchen knows wrote nothing (it failed
+    /// before a commit, or the database answered that it rolled back); any
+    /// other error unchanged.
+    pub(crate) fn nothing_written(self) -> Self {
+        match self {
+            KitchenError::Database(err) => match crate::store::fault::classify(&err) {
+                Some(fault) => KitchenError::Unavailable {
+                    fault,
+                    written: Written::Nothing,
+                    cause: err.to_string(),
+                },
+                None => KitchenError::Database(err),
+            },
+            other => other,
+        }
+    }
 }

@@ -14,6 +14,7 @@ use crate::backend::Backend;
 use crate::domain::action::Action;
 use crate::domain::comment::{Comment, CommentDraft, CommentId, CommentPage};
 use crate::domain::effect::{EffectLedger, ExternalRef, OperationStatus, Trigger};
+use crate::domain::fault::{StorageFault, Written};
 use crate::domain::history::HistoryPage;
 use crate::domain::identity::{Issuer, OAuthIdentity, Subject, TenantVia};
 use crate::domain::lifecycle::{Horizons, KeyPhase};
@@ -28,6 +29,7 @@ use crate::domain::tenant::{
 use crate::domain::ticket::{ProjectId, Ticket, TicketDraft, TicketId, truncate_to_micros};
 use crate::domain::transition::TransitionDraft;
 use crate::outcome::Outcome;
+use crate::store::circuit::{self, Health};
 use crate::store::group_commit::GroupWriter;
 use crate::store::{self, Db, effects::Scope};
 use crate::sweep::Sweeper;
@@ -48,6 +50,9 @@ pub struct Kitchen {
     pub(crate) engine: Engine,
     /// Where writes happen.
     pub(crate) backend: Backend,
+    /// What requests found about the database: the circuit that answers
+    /// at once while it is unreachable, and whether writes are failing.
+    health: Health,
 }
 
 /// A tenant name that is already taken.
@@ -81,6 +86,7 @@ impl Kitchen {
             identity_cache,
             engine,
             backend,
+            health: Health::default(),
         })
     }
 
@@ -114,6 +120,47 @@ impl Kitchen {
     /// Whether the database answers.
     pub async fn ping(&self) -> Result<(), KitchenError> {
         self.db.ping().await
+    }
+
+    /// Whether the service can do its work now, within about the acquire
+    /// timeout: the database answers (at once `Err` while the circuit is
+    /// open) and, when writes have been failing for want of a writable
+    /// database, it can commit a row again. Each `Err` is a storage fault.
+    pub async fn ready(&self) -> Result<(), KitchenError> {
+        let bound = self.config.acquire_timeout;
+        let timed_out = || KitchenError::Unavailable {
+            fault: StorageFault::Unreachable,
+            written: Written::Nothing,
+            cause: format!("no answer within {} ms", bound.as_millis()),
+        };
+        self.guarded(async {
+            tokio::time::timeout(bound, self.db.ping())
+                .await
+                .map_err(|_| timed_out())??;
+            if self.health.writes_failing() {
+                tokio::time::timeout(bound, circuit::probe_write(&self.db))
+                    .await
+                    .map_err(|_| timed_out())??;
+                self.health.committed();
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    /// Runs `work` behind the circuit (at once `Err` while the database is
+    /// known to be unreachable), and learns from its storage faults.
+    async fn guarded<T>(
+        &self,
+        work: impl Future<Output = Result<T, KitchenError>>,
+    ) -> Result<T, KitchenError> {
+        self.health.check()?;
+        let result = work.await;
+        if let Err(error) = &result {
+            self.health
+                .saw(error, &self.db, self.config.acquire_timeout);
+        }
+        result
     }
 
     /// Lets the group writer finish the writes queued for it, then closes
@@ -207,18 +254,29 @@ impl Kitchen {
             Ok(command) => command,
             Err(violations) => return Ok(Outcome::Invalid { violations }),
         };
-        match &self.backend {
-            Backend::Local => self.engine.perform::<A>(actor, key, command).await,
-            Backend::Remote(remote) => {
-                // On its own task for the same reason as the local path:
-                // the write-ahead record, the dispatch and its settlement run
-                // to their end even if the caller goes away.
-                let (remote, key, request) = (remote.clone(), key.clone(), request.clone());
-                tokio::spawn(async move { remote.write::<A>(actor, &key, &request, command).await })
-                    .await
-                    .map_err(|e| KitchenError::Interrupted(e.to_string()))?
-            }
+        let outcome = self
+            .guarded(async {
+                match &self.backend {
+                    Backend::Local => self.engine.perform::<A>(actor, key, command).await,
+                    Backend::Remote(remote) => {
+                        // On its own task for the same reason as the local
+                        // path: the write-ahead record, the dispatch and its
+                        // settlement run to their end even if the caller
+                        // goes away.
+                        let (remote, key, request) = (remote.clone(), key.clone(), request.clone());
+                        tokio::spawn(async move {
+                            remote.write::<A>(actor, &key, &request, command).await
+                        })
+                        .await
+                        .map_err(|e| KitchenError::Interrupted(e.to_string()))?
+                    }
+                }
+            })
+            .await?;
+        if let Outcome::Created(_) = &outcome {
+            self.health.committed();
         }
+        Ok(outcome)
     }
 
     /// The record of an operation, or `None` when nothing was recorded for
@@ -229,7 +287,8 @@ impl Kitchen {
         action: Action,
         key: &OperationKey,
     ) -> Result<Option<OperationRecord>, KitchenError> {
-        store::operations::find(&self.db, tenant, action, key).await
+        self.guarded(store::operations::find(&self.db, tenant, action, key))
+            .await
     }
 
     /// What is known about an operation, for the status resource; `None`
@@ -254,7 +313,10 @@ impl Kitchen {
             action,
             key: key.clone(),
         };
-        let Some(record) = store::operations::find(&self.db, tenant, action, key).await? else {
+        let Some(record) = self
+            .guarded(store::operations::find(&self.db, tenant, action, key))
+            .await?
+        else {
             return Ok(None);
         };
         let phase = record.phase(self.engine.clock.now());
@@ -380,7 +442,8 @@ impl Kitchen {
         tenant: TenantId,
         id: TicketId,
     ) -> Result<Option<Ticket>, KitchenError> {
-        store::tickets::find(&self.db, tenant, id).await
+        self.guarded(store::tickets::find(&self.db, tenant, id))
+            .await
     }
 
     /// A page of the tenant's tickets, newest first, optionally of one project.
@@ -391,14 +454,15 @@ impl Kitchen {
         size: PageSize,
         cursor: Option<Cursor>,
     ) -> Result<TicketPage, KitchenError> {
-        let tickets = store::tickets::list(
-            &self.db,
-            tenant,
-            project,
-            cursor.map(Cursor::after),
-            size.get() + 1,
-        )
-        .await?;
+        let tickets = self
+            .guarded(store::tickets::list(
+                &self.db,
+                tenant,
+                project,
+                cursor.map(Cursor::after),
+                size.get() + 1,
+            ))
+            .await?;
         Ok(TicketPage::from_overfetch(tickets, size))
     }
 
@@ -411,20 +475,22 @@ impl Kitchen {
         size: PageSize,
         cursor: Option<Cursor>,
     ) -> Result<Option<CommentPage>, KitchenError> {
-        if store::tickets::find(&self.db, tenant, ticket)
+        if self
+            .guarded(store::tickets::find(&self.db, tenant, ticket))
             .await?
             .is_none()
         {
             return Ok(None);
         }
-        let comments = store::comments::list(
-            &self.db,
-            tenant,
-            ticket,
-            cursor.map(Cursor::after),
-            size.get() + 1,
-        )
-        .await?;
+        let comments = self
+            .guarded(store::comments::list(
+                &self.db,
+                tenant,
+                ticket,
+                cursor.map(Cursor::after),
+                size.get() + 1,
+            ))
+            .await?;
         Ok(Some(CommentPage::from_overfetch(comments, size)))
     }
 
@@ -435,7 +501,8 @@ impl Kitchen {
         ticket: TicketId,
         id: CommentId,
     ) -> Result<Option<Comment>, KitchenError> {
-        store::comments::find(&self.db, tenant, ticket, id).await
+        self.guarded(store::comments::find(&self.db, tenant, ticket, id))
+            .await
     }
 
     /// A page of a ticket's history, oldest first; `None` when the tenant
@@ -447,20 +514,22 @@ impl Kitchen {
         size: PageSize,
         cursor: Option<Cursor>,
     ) -> Result<Option<HistoryPage>, KitchenError> {
-        if store::tickets::find(&self.db, tenant, ticket)
+        if self
+            .guarded(store::tickets::find(&self.db, tenant, ticket))
             .await?
             .is_none()
         {
             return Ok(None);
         }
-        let entries = store::history::list(
-            &self.db,
-            tenant,
-            ticket,
-            cursor.map(Cursor::after),
-            size.get() + 1,
-        )
-        .await?;
+        let entries = self
+            .guarded(store::history::list(
+                &self.db,
+                tenant,
+                ticket,
+                cursor.map(Cursor::after),
+                size.get() + 1,
+            ))
+            .await?;
         Ok(Some(HistoryPage::from_overfetch(entries, size)))
     }
 
@@ -610,7 +679,9 @@ impl Kitchen {
         if let Some(caller) = self.auth_cache.get(&hash) {
             return Ok(Some(caller));
         }
-        let caller = store::tenants::find_by_token(&self.db, &hash).await?;
+        let caller = self
+            .guarded(store::tenants::find_by_token(&self.db, &hash))
+            .await?;
         if let Some(caller) = &caller {
             self.auth_cache.put(hash, caller.clone());
         }

@@ -71,8 +71,9 @@ mod write;
 
 pub use clock::Clock;
 pub use config::{
-    DEFAULT_AUTH_CACHE_TTL, DEFAULT_REPLAY_WINDOW, DEFAULT_SWEEP_BATCH, DEFAULT_SWEEP_PAUSE,
-    DEFAULT_TOMBSTONE_HORIZON, DEFAULT_WAIT_BOUND, DEFAULT_WRITE_GROUP_MAX, KitchenConfig,
+    DEFAULT_ACQUIRE_TIMEOUT, DEFAULT_AUTH_CACHE_TTL, DEFAULT_REPLAY_WINDOW, DEFAULT_SWEEP_BATCH,
+    DEFAULT_SWEEP_PAUSE, DEFAULT_TOMBSTONE_HORIZON, DEFAULT_WAIT_BOUND, DEFAULT_WRITE_GROUP_MAX,
+    KitchenConfig,
 };
 pub use domain::action::Action;
 pub use domain::change::{Change, Changes};
@@ -82,6 +83,7 @@ pub use domain::comment::{
 pub use domain::effect::{
     AttemptKind, AttemptResult, EffectAttempt, EffectLedger, ExternalRef, OperationStatus, Trigger,
 };
+pub use domain::fault::{StorageFault, Written};
 pub use domain::fingerprint::{FINGERPRINT_VERSION, Fingerprint};
 pub use domain::history::{HistoryEntry, HistoryPage};
 pub use domain::identity::{

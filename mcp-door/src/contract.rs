@@ -13,7 +13,9 @@
 
 use std::borrow::Cow;
 
-use kitchen::{Action, MAX_KEY_LEN, MIN_KEY_LEN, OperationState, TicketStatus, Version};
+use kitchen::{
+    Action, MAX_KEY_LEN, MIN_KEY_LEN, OperationState, StorageFault, TicketStatus, Version, Written,
+};
 use rmcp::model::Tool;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -541,6 +543,26 @@ pub(crate) const READ_INVALID: &str = "Correct the arguments listed in errors an
 pub(crate) const INTERNAL: &str = "The server failed and logged why; whether a write took effect \
 is unknown. Call get_operation_status with the same operation_id and action, or retry the write \
 with the same operation_id and arguments.";
+
+/// A storage fault (a JSON-RPC error with code
+/// [`DATABASE_UNAVAILABLE`](crate::http_edge::DATABASE_UNAVAILABLE)): what
+/// happened, whether anything was written, and when to call again.
+pub fn database_unavailable(fault: StorageFault, written: Written) -> String {
+    let wait = fault.retry_after().as_secs().max(1);
+    match written {
+        Written::Nothing => format!(
+            "{} Nothing was written and no operation_id was used up: make the same call again \
+             (the same operation_id, for a write) in {wait} s.",
+            fault.sentence()
+        ),
+        Written::Unknown => format!(
+            "{} Whether the write took effect is unknown: make the same call with the same \
+             operation_id in {wait} s (it takes effect at most once), or call \
+             get_operation_status.",
+            fault.sentence()
+        ),
+    }
+}
 
 /// Arguments that passed their schema but could not be read: a bug, before
 /// anything was done with them.

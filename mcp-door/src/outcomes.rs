@@ -10,7 +10,7 @@
 
 use kitchen::{
     Action, Comment, FieldViolation, KitchenError, NotCreatedReason, OperationKey, Outcome,
-    Refusal, Ticket,
+    Refusal, StorageFault, Ticket, Written,
 };
 use rmcp::ErrorData as McpError;
 use rmcp::model::CallToolResult;
@@ -433,6 +433,12 @@ pub(crate) fn structured_error<T: Serialize>(value: &T) -> CallToolResult {
 
 /// An infrastructure failure: logged in full, answered opaquely, with what
 /// the caller can still do.
+///
+/// A storage fault (the database cannot be used right now) is no bug: a
+/// retryable JSON-RPC error with code
+/// [`DATABASE_UNAVAILABLE`](crate::http_edge::DATABASE_UNAVAILABLE),
+/// whose `data` says why, whether anything was written and when to call
+/// again, as the REST door's `503 database-unavailable` does.
 pub(crate) fn unexpected(error: KitchenError) -> McpError {
     let mut chain = error.to_string();
     let mut source = std::error::Error::source(&error);
@@ -441,8 +447,25 @@ pub(crate) fn unexpected(error: KitchenError) -> McpError {
         chain.push_str(&cause.to_string());
         source = cause.source();
     }
+    if let Some((fault, written)) = error.storage_fault() {
+        tracing::warn!(error = %chain, %fault, "tool call failed: the database is unavailable");
+        return database_unavailable(fault, written);
+    }
     tracing::error!(error = %chain, "tool call failed");
     McpError::internal_error(contract::INTERNAL, None)
+}
+
+/// The JSON-RPC error for a storage fault.
+pub(crate) fn database_unavailable(fault: StorageFault, written: Written) -> McpError {
+    McpError::new(
+        rmcp::model::ErrorCode(crate::http_edge::DATABASE_UNAVAILABLE as i32),
+        contract::database_unavailable(fault, written),
+        Some(serde_json::json!({
+            "reason": fault.as_str(),
+            "retry_after_seconds": fault.retry_after().as_secs().max(1),
+            "nothing_written": written == Written::Nothing,
+        })),
+    )
 }
 
 #[cfg(test)]

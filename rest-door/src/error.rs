@@ -6,8 +6,8 @@ use std::time::Duration;
 use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, header};
 use kitchen::{
-    Action, FieldViolation, KitchenError, OperationRef, Refusal, Scopes, TicketId, TicketStatus,
-    Version,
+    Action, FieldViolation, KitchenError, OperationRef, Refusal, Scopes, StorageFault, TicketId,
+    TicketStatus, Version, Written,
 };
 
 use crate::links;
@@ -133,15 +133,32 @@ pub enum RestError {
     NoRoute,
     /// Nothing recorded for this operation key of this action.
     OperationNotFound(Action),
-    /// The database does not answer (readiness).
-    NotReady,
+    /// The database cannot be used right now (a storage fault): retry
+    /// later, with the same key.
+    DatabaseUnavailable {
+        /// Which fault.
+        fault: StorageFault,
+        /// Whether anything of the request was written.
+        written: Written,
+    },
+    /// Readiness: the database does not answer, or cannot store anything
+    /// while writes are failing; which.
+    NotReady(StorageFault),
     /// Anything else: a bug or an infrastructure failure.
     Internal(Box<dyn std::error::Error + Send + Sync>),
 }
 
 impl From<KitchenError> for RestError {
     fn from(e: KitchenError) -> Self {
-        Self::Internal(Box::new(e))
+        match e.storage_fault() {
+            Some((fault, written)) => {
+                // Expected now and then, and passing: a warning, with the
+                // database's words (the caller gets the fault's).
+                tracing::warn!(error = %error_chain(&e), %fault, "the database is unavailable");
+                Self::DatabaseUnavailable { fault, written }
+            }
+            None => Self::Internal(Box::new(e)),
+        }
     }
 }
 
@@ -239,7 +256,8 @@ impl RestError {
             Self::BadRequest(_) => ProblemKind::BAD_REQUEST,
             Self::NotFound(_) | Self::NoRoute => ProblemKind::NOT_FOUND,
             Self::OperationNotFound(_) => ProblemKind::OPERATION_NOT_FOUND,
-            Self::NotReady => ProblemKind::NOT_READY,
+            Self::DatabaseUnavailable { .. } => ProblemKind::DATABASE_UNAVAILABLE,
+            Self::NotReady(_) => ProblemKind::NOT_READY,
             Self::Internal(_) => ProblemKind::INTERNAL,
         }
     }
@@ -252,6 +270,7 @@ impl RestError {
             Self::MalformedIdempotencyKey(_) => ("invalid", Some("idempotency_key_malformed")),
             Self::KeyReused(_) => ("conflict", Some("idempotency_key_reused")),
             Self::InProgress { .. } => ("in_progress", None),
+            Self::DatabaseUnavailable { .. } => ("unavailable", None),
             Self::VersionMismatch { .. } => ("refused", Some("version_mismatch")),
             Self::TransitionNotAllowed { .. } => ("refused", Some("transition_not_allowed")),
             Self::NotAtProvider(_) => ("refused", Some("ticket_not_at_provider")),
@@ -274,7 +293,7 @@ impl RestError {
             Self::NoRoute
             | Self::OAuthNotOffered
             | Self::OperationNotFound(_)
-            | Self::NotReady
+            | Self::NotReady(_)
             | Self::AuthUnavailable { .. }
             | Self::Internal(_) => ("error", None),
         }
@@ -458,7 +477,23 @@ impl RestError {
                  retained_until). A retry with the same key is safe.",
                 wording(*action).noun
             ),
-            Self::NotReady => "The database is not reachable.".into(),
+            Self::DatabaseUnavailable { fault, written } => {
+                let wait = fault.retry_after().as_secs().max(1);
+                match written {
+                    Written::Nothing => format!(
+                        "{} Nothing was written and no Idempotency-Key was used up: retry the \
+                         same request (with the same key, for a write) in {wait} s.",
+                        fault.sentence()
+                    ),
+                    Written::Unknown => format!(
+                        "{} A write may or may not have happened: retry the same request with \
+                         the same Idempotency-Key in {wait} s (it is made at most once), or GET \
+                         the operation by key.",
+                        fault.sentence()
+                    ),
+                }
+            }
+            Self::NotReady(fault) => format!("{} Not ready; ask again shortly.", fault.sentence()),
             Self::Internal(_) => {
                 "Something failed on our side and was logged. A write may or may not have \
                  happened: retry with the same Idempotency-Key, or GET the operation by key."
@@ -530,6 +565,12 @@ impl IntoResponse for RestError {
                 headers.insert(
                     header::RETRY_AFTER,
                     HeaderValue::from(retry_after.as_secs().max(1)),
+                );
+            }
+            Self::DatabaseUnavailable { fault, .. } => {
+                headers.insert(
+                    header::RETRY_AFTER,
+                    HeaderValue::from(fault.retry_after().as_secs().max(1)),
                 );
             }
             Self::KeyReused(original) => {

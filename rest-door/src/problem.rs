@@ -88,6 +88,8 @@ kinds! {
         "This address does not accept this method; see /openapi.json.";
     TIMEOUT = "timeout", SERVICE_UNAVAILABLE, "The request took too long",
         "The server stopped waiting. A write may or may not have happened: retry with the same Idempotency-Key, or look the operation up by key.";
+    DATABASE_UNAVAILABLE = "database-unavailable", SERVICE_UNAVAILABLE, "The database is unavailable",
+        "The service's database cannot be used right now: it is not reachable (down, restarting, or every connection was busy), it cannot store anything (a full disk, a read-only server), or another program holds its file locked. None of it is the request's fault and it passes without a restart. detail says whether anything was written: usually nothing, and the Idempotency-Key was not used up. Retry the same request, with the same key, after Retry-After seconds.";
     NOT_READY = "not-ready", SERVICE_UNAVAILABLE, "The database is not reachable",
         "The service is up but cannot reach its database. Retry later.";
     INTERNAL = "internal", INTERNAL_SERVER_ERROR, "Internal error",

@@ -2,8 +2,9 @@
 //! the REST door's (`rest_door::auth::authenticate`), answered in the
 //! dialect `/mcp` speaks. A `401` stays the shared problem document (its
 //! `WWW-Authenticate` is what an MCP client acts on); an identity provider
-//! that cannot be reached (`503`, with `Retry-After`) and a database
-//! failure are JSON-RPC errors, like every other refusal of `/mcp`.
+//! that cannot be reached and a database that cannot be used (`503`, with
+//! `Retry-After`), and any other failure, are JSON-RPC errors, like every
+//! other refusal of `/mcp`.
 
 use access::Authenticator;
 use axum::extract::{Request, State};
@@ -36,6 +37,20 @@ pub(crate) async fn require_tenant(
             response.headers_mut().insert(
                 header::RETRY_AFTER,
                 HeaderValue::from(retry_after.as_secs().max(1)),
+            );
+            response
+        }
+        Err(RestError::DatabaseUnavailable { fault, written }) => {
+            // Logged when the kitchen's error became this one.
+            let mut response = mcp_door::http_edge::error_response(
+                StatusCode::SERVICE_UNAVAILABLE,
+                serde_json::Value::Null,
+                mcp_door::http_edge::DATABASE_UNAVAILABLE,
+                &mcp_door::contract::database_unavailable(fault, written),
+            );
+            response.headers_mut().insert(
+                header::RETRY_AFTER,
+                HeaderValue::from(fault.retry_after().as_secs().max(1)),
             );
             response
         }

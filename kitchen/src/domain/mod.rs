@@ -5,6 +5,7 @@ pub(crate) mod action;
 pub(crate) mod change;
 pub(crate) mod comment;
 pub(crate) mod effect;
+pub(crate) mod fault;
 pub(crate) mod fingerprint;
 pub(crate) mod history;
 pub(crate) mod identity;

@@ -20,10 +20,17 @@
 //! acknowledged, so each gets the error and a retry is safe.
 //!
 //! The wait bound holds as it did in the busy handler: a job that waited in
-//! the queue longer than the bound is not run, and a `BEGIN IMMEDIATE` that
-//! another process keeps waiting past the bound (the CLI, a test's key
-//! holder) fails the group; both answer [`JobError::Busy`]. (A job picked up
-//! just inside the bound may then wait up to the bound again for the lock.)
+//! the queue longer than the bound is not run ([`JobError::Busy`]), and a
+//! `BEGIN IMMEDIATE` that another program keeps waiting past the bound (a
+//! backup, an operator's `sqlite3`, a test's key holder) fails the group as
+//! a storage fault ([`StorageFault::Locked`]): nobody holds the key, the
+//! file is locked. (A job picked up just inside the bound may then wait up
+//! to the bound again for the lock.)
+//!
+//! Any failure of a group (a full disk at the commit, say) costs that group
+//! alone: each of its jobs gets the fault, and the writer's connection, if
+//! the failure left it inside a transaction, is replaced (see
+//! `sqlite_pool_options`), so the next group begins afresh.
 //!
 //! Jobs come typed ([`Statements`]) and are erased to [`Job`] in the queue,
 //! so one writer serves every action. The loop only needs a [`WriteTx`], so
@@ -40,12 +47,12 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use sqlx::sqlite::SqlitePoolOptions;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use super::write::{self, WriteTx, on_tx};
-use super::{Db, is_lock_timeout};
+use super::{Db, fault, is_lock_timeout};
+use crate::domain::fault::{StorageFault, Written};
 use crate::{KitchenConfig, KitchenError};
 
 /// How many jobs may wait in the queue; a caller past it waits to enqueue
@@ -139,7 +146,7 @@ impl GroupWriter {
         };
         match db {
             Db::Sqlite(pool) => {
-                let own = SqlitePoolOptions::new()
+                let own = super::sqlite_pool_options(config)
                     .max_connections(1)
                     // One long-lived connection: a warm page cache, and no
                     // reconnect in the middle of a burst.
@@ -250,6 +257,9 @@ trait Job: Send {
     /// [`Job::answer`]. What to do with its savepoint.
     fn run<'t>(&'t mut self, tx: &'t mut WriteTx) -> BoxFuture<'t, Verdict>;
 
+    /// The storage fault its statements hit, if they failed with one.
+    fn storage_fault(&self) -> Option<StorageFault>;
+
     /// Sends the kept answer: the group committed.
     fn answer(self: Box<Self>);
 
@@ -280,6 +290,13 @@ impl<S: Statements> Job for Pending<S> {
             self.kept = Some(kept);
             verdict
         })
+    }
+
+    fn storage_fault(&self) -> Option<StorageFault> {
+        match &self.kept {
+            Some(Err(error)) => error.storage_fault().map(|(fault, _)| fault),
+            _ => None,
+        }
     }
 
     fn answer(self: Box<Self>) {
@@ -336,20 +353,56 @@ async fn run_group(db: Db, group: Group, settings: GroupSettings) {
                 job.answer();
             }
         }
-        Err(e) => {
-            let busy = is_lock_timeout(&e);
-            if !busy {
-                tracing::warn!(error = %e, size = jobs.len(), "a write group failed; none of its writes was acknowledged");
-            }
+        Err(failure) => {
+            tracing::warn!(error = %failure.error, at_commit = failure.at_commit, size = jobs.len(), "a write group failed; none of its writes was acknowledged");
             for job in jobs {
-                job.fail(if busy {
-                    JobError::Busy
-                } else {
-                    JobError::Failed(KitchenError::Interrupted(format!(
-                        "the transaction of its write group failed: {e}"
-                    )))
-                });
+                job.fail(JobError::Failed(failure.for_each_job()));
             }
+        }
+    }
+}
+
+/// Why a group's transaction did not commit, and where.
+struct GroupFailure {
+    error: sqlx::Error,
+    /// It was the `COMMIT` that failed (before it, nothing can have
+    /// landed).
+    at_commit: bool,
+    /// The storage fault a job's own statement hit, when that is what
+    /// ended the transaction: SQLite rolls the whole transaction back on a
+    /// full disk, so the savepoint that follows fails, and its error only
+    /// says the savepoint is gone.
+    job_fault: Option<StorageFault>,
+}
+
+impl GroupFailure {
+    /// What each job of the group answers. A `BEGIN IMMEDIATE` that waited
+    /// past the wait bound means another program holds the file's write
+    /// lock (this writer is the write path's only one): a storage fault,
+    /// like a full disk or a file that cannot be opened. Each says whether
+    /// anything may have landed: nothing, unless an I/O error struck the
+    /// `COMMIT` itself.
+    fn for_each_job(&self) -> KitchenError {
+        let fault = if is_lock_timeout(&self.error) {
+            Some(StorageFault::Locked)
+        } else {
+            self.job_fault.or_else(|| fault::classify(&self.error))
+        };
+        let written = if self.at_commit && fault::commit_may_have_landed(&self.error) {
+            Written::Unknown
+        } else {
+            Written::Nothing
+        };
+        match fault {
+            Some(fault) => KitchenError::Unavailable {
+                fault,
+                written,
+                cause: self.error.to_string(),
+            },
+            None => KitchenError::Interrupted(format!(
+                "the transaction of its write group failed: {}",
+                self.error
+            )),
         }
     }
 }
@@ -366,16 +419,25 @@ fn split_overdue(group: Group, now: Instant, bound: Duration) -> (Group, Group) 
 }
 
 /// Begins, runs each job under its own savepoint, commits. An error here is
-/// the group's: nothing of it committed.
-async fn transact(db: &Db, jobs: &mut [Box<dyn Job>], wait: Duration) -> sqlx::Result<()> {
-    let mut tx = write::begin(db, wait).await?;
+/// the group's: nothing of it committed (unless the commit says otherwise).
+async fn transact(db: &Db, jobs: &mut [Box<dyn Job>], wait: Duration) -> Result<(), GroupFailure> {
+    let mut tx = write::begin(db, wait).await.map_err(|error| GroupFailure {
+        error,
+        at_commit: false,
+        job_fault: None,
+    })?;
     match run_jobs(&mut tx, jobs).await {
-        Ok(()) => write::commit(tx).await,
-        Err(e) => {
+        Ok(()) => write::commit(tx).await.map_err(|error| GroupFailure {
+            error,
+            at_commit: true,
+            job_fault: None,
+        }),
+        Err(failure) => {
             // The savepoints themselves failed: the transaction is not to be
-            // trusted. Its error is the one worth reporting.
+            // trusted. (If SQLite already rolled it back, this fails too,
+            // and the connection is replaced when it goes back to its pool.)
             let _ = write::rollback(tx).await;
-            Err(e)
+            Err(failure)
         }
     }
 }
@@ -385,8 +447,15 @@ async fn transact(db: &Db, jobs: &mut [Box<dyn Job>], wait: Duration) -> sqlx::R
 /// One round trip between two jobs: releasing one savepoint and opening
 /// the next go together, and a rolled-back savepoint stays open for the
 /// next job as it is. The last job's savepoint is left to the commit.
-async fn run_jobs(tx: &mut WriteTx, jobs: &mut [Box<dyn Job>]) -> sqlx::Result<()> {
-    execute(tx, "SAVEPOINT job").await?;
+async fn run_jobs(tx: &mut WriteTx, jobs: &mut [Box<dyn Job>]) -> Result<(), GroupFailure> {
+    let failed = |error, job_fault| GroupFailure {
+        error,
+        at_commit: false,
+        job_fault,
+    };
+    execute(tx, "SAVEPOINT job")
+        .await
+        .map_err(|e| failed(e, None))?;
     let last = jobs.len().saturating_sub(1);
     for (i, job) in jobs.iter_mut().enumerate() {
         let verdict = job.run(tx).await;
@@ -395,7 +464,9 @@ async fn run_jobs(tx: &mut WriteTx, jobs: &mut [Box<dyn Job>]) -> sqlx::Result<(
             (Verdict::Keep, true) => continue,
             (Verdict::Discard, _) => "ROLLBACK TO SAVEPOINT job",
         };
-        execute(tx, boundary).await?;
+        execute(tx, boundary)
+            .await
+            .map_err(|e| failed(e, job.storage_fault()))?;
     }
     Ok(())
 }

@@ -15,12 +15,14 @@ use std::time::Duration;
 
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::{Pool, Postgres, Sqlite, Transaction};
+use sqlx::{Connection, Pool, Postgres, Sqlite, Transaction};
 
 use crate::{KitchenConfig, KitchenError};
 
+pub(crate) mod circuit;
 pub(crate) mod comments;
 pub(crate) mod effects;
+pub(crate) mod fault;
 pub(crate) mod group_commit;
 pub(crate) mod history;
 pub(crate) mod operations;
@@ -79,7 +81,7 @@ impl Db {
                     std::fs::create_dir_all(dir)
                         .map_err(|e| KitchenError::Database(sqlx::Error::Io(e)))?;
                 }
-                let pool = SqlitePoolOptions::new()
+                let pool = sqlite_pool_options(config)
                     .max_connections(config.max_connections)
                     .connect_with(options)
                     .await?;
@@ -108,6 +110,9 @@ impl Db {
                 let lock_timeout = format!("{}ms", config.wait_bound.as_millis().max(1));
                 let pool = PgPoolOptions::new()
                     .max_connections(config.max_connections)
+                    // Fail fast: a database that is down costs a caller
+                    // this long, not sqlx's default 30 s.
+                    .acquire_timeout(config.acquire_timeout)
                     .after_connect(move |conn, _| {
                         let lock_timeout = lock_timeout.clone();
                         Box::pin(async move {
@@ -149,6 +154,26 @@ impl Db {
     pub(crate) async fn close(&self) {
         on_db!(self, pool => pool.close().await);
     }
+}
+
+/// The options every SQLite pool opens with (the shared pool and the group
+/// writer's own).
+pub(crate) fn sqlite_pool_options(config: &KitchenConfig) -> SqlitePoolOptions {
+    SqlitePoolOptions::new()
+        // Fail fast: a file that cannot be opened costs a caller this long,
+        // not sqlx's default 30 s.
+        .acquire_timeout(config.acquire_timeout)
+        // A connection whose transaction did not end cleanly goes, rather
+        // than back to the pool. When a COMMIT fails (a full disk), SQLite
+        // may already have rolled the transaction back, so the ROLLBACK
+        // that follows fails too and sqlx still counts the connection as
+        // inside a transaction: every later BEGIN on it would fail
+        // ("attempted to call begin_with at non-zero transaction depth")
+        // until a restart. A fresh connection has no such memory. (It
+        // also drops a connection whose transaction was merely dropped
+        // mid-way, whose rollback is still queued: an error path, where a
+        // reconnect costs nothing that matters.)
+        .after_release(|conn, _| Box::pin(async move { Ok(!conn.is_in_transaction()) }))
 }
 
 /// How each database starts the one write transaction of a create.

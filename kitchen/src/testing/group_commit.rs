@@ -61,6 +61,34 @@ impl Statements for Hold {
     }
 }
 
+/// A job that caps its connection's database at the pages it has now.
+struct CapPages;
+
+impl Statements for CapPages {
+    type Answer = ();
+
+    fn run<'t>(
+        &'t mut self,
+        tx: &'t mut WriteTx,
+    ) -> BoxFuture<'t, Result<(Verdict, ()), crate::KitchenError>> {
+        Box::pin(async move {
+            let WriteTx::Sqlite(tx) = tx else {
+                unreachable!("the group writer is SQLite's");
+            };
+            let (pages,): (i64,) = sqlx::query_as("PRAGMA page_count")
+                .fetch_one(&mut **tx)
+                .await?;
+            // An integer the database itself answered: nothing to inject.
+            sqlx::query(sqlx::AssertSqlSafe(format!(
+                "PRAGMA max_page_count = {pages}"
+            )))
+            .execute(&mut **tx)
+            .await?;
+            Ok((Verdict::Keep, ()))
+        })
+    }
+}
+
 /// Lists a title under a hook (`fail` or `break`), making the list if need
 /// be.
 const REMEMBER_TITLE: [&str; 2] = [
@@ -139,6 +167,25 @@ impl Kitchen {
     /// without a writer.
     pub fn queued_writes_for_test(&self) -> usize {
         self.engine.writer.as_ref().map_or(0, |w| w.queued())
+    }
+
+    /// Caps the group writer's database at the pages it has now, on the
+    /// writer's own connection (test support): its next write that needs
+    /// a new page fails with SQLite's real `SQLITE_FULL`, as on a full
+    /// disk. The cap lives as long as that connection does.
+    ///
+    /// # Panics
+    /// When this kitchen has no group writer (PostgreSQL).
+    pub async fn fill_writer_disk_for_test(&self) {
+        let writer = self
+            .engine
+            .writer
+            .clone()
+            .expect("a kitchen with a group writer");
+        writer
+            .submit(CapPages)
+            .await
+            .expect("cap the writer's pages");
     }
 
     /// From now on, inserting a ticket titled `title` fails with a database

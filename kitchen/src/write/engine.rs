@@ -8,6 +8,7 @@ use time::OffsetDateTime;
 
 use crate::KitchenError;
 use crate::clock::Clock;
+use crate::domain::fault::Written;
 use crate::domain::fingerprint::Fingerprint;
 use crate::domain::lifecycle::{Horizons, KeyPhase};
 use crate::domain::operation::{OperationKey, OperationRecord, OperationState, ResultSnapshot};
@@ -185,8 +186,9 @@ impl Engine {
         // just as well, and a new key (the common case) then costs exactly
         // one round trip.
         if planned.is_none()
-            && let Some(original) =
-                store::operations::find(&self.db, actor.tenant, A::ACTION, key).await?
+            && let Some(original) = store::operations::find(&self.db, actor.tenant, A::ACTION, key)
+                .await
+                .map_err(KitchenError::nothing_written)?
         {
             match self
                 .answer_taken::<A>(original, &record.fingerprint, now)
@@ -204,8 +206,19 @@ impl Engine {
         let outcome =
             tokio::spawn(async move { engine.decide::<A>(actor, record, command, planned).await })
                 .await
-                .map_err(|e| KitchenError::Interrupted(e.to_string()))??;
+                .map_err(|e| KitchenError::Interrupted(e.to_string()))?
+                .map_err(Self::as_written_nothing)?;
         Ok(self.remember(outcome))
+    }
+
+    /// A database error of the write path as what it means for the
+    /// caller. Only a commit can make the write land, and every commit of
+    /// this path turns an error that leaves that unknown into
+    /// [`Written::Unknown`] on the spot (`commit_failure`); after a commit
+    /// that succeeded nothing else can fail. So any other storage fault
+    /// here struck before a commit: nothing was written.
+    fn as_written_nothing(error: KitchenError) -> KitchenError {
+        error.nothing_written()
     }
 
     /// What `A` writes, when it is known before anything is read and this
@@ -333,7 +346,11 @@ impl Engine {
             ));
         };
         let (snapshot, operation) = planned_record(record, &planned.result, planned.ticket)?;
-        if !store::planned::claim_and_insert(pool, &operation, &planned.rows).await? {
+        // One statement that commits on its own: it is its own commit.
+        if !store::planned::claim_and_insert(pool, &operation, &planned.rows)
+            .await
+            .map_err(commit_failure)?
+        {
             return Ok(Try::Taken);
         }
         Ok(Try::Done(Outcome::Created(Receipt {
@@ -377,7 +394,7 @@ impl Engine {
         let mut tx = write::begin(&self.db, self.wait_bound).await?;
         let (verdict, tried) = Self::statements::<A>(&mut tx, record, command, context).await?;
         match verdict {
-            Verdict::Keep => write::commit(tx).await?,
+            Verdict::Keep => write::commit(tx).await.map_err(commit_failure)?,
             Verdict::Discard => write::rollback(tx).await?,
         }
         Ok(tried)
@@ -444,6 +461,25 @@ impl Engine {
                 operation,
             })),
         ))
+    }
+}
+
+/// A failed commit: when the connection went away without the database's
+/// answer (or an I/O error struck SQLite's commit), the write may have
+/// landed, and the caller is told so; any other failure is left for
+/// [`Engine::as_written_nothing`], since the database answered that it did
+/// not commit.
+fn commit_failure(error: impl Into<KitchenError>) -> KitchenError {
+    match error.into() {
+        KitchenError::Database(e) => match store::fault::classify(&e) {
+            Some(fault) if store::fault::commit_may_have_landed(&e) => KitchenError::Unavailable {
+                fault,
+                written: Written::Unknown,
+                cause: e.to_string(),
+            },
+            _ => KitchenError::Database(e),
+        },
+        other => other,
     }
 }
 

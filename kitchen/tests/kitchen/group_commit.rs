@@ -10,13 +10,14 @@ use std::time::Duration;
 
 use kitchen::testing::{Backend, TestDatabase, tenant_with_token};
 use kitchen::{
-    Action, Kitchen, KitchenConfig, KitchenError, OperationKey, Outcome, Ticket, TicketDraft,
-    TicketId, TransitionDraft,
+    Action, Kitchen, KitchenConfig, KitchenError, OperationKey, Outcome, StorageFault, Ticket,
+    TicketDraft, TicketId, TransitionDraft, Written,
 };
 use tokio::task::JoinHandle;
 
 use crate::support::{
-    created, draft, fresh_key, move_to, refused, replayed, ticket_count, unknown_ticket, update,
+    assert_held, created, draft, fresh_key, move_to, refused, replayed, ticket_count,
+    unknown_ticket, update,
 };
 
 /// Waits until `n` writes wait in the writer's queue. The writer is held,
@@ -287,19 +288,13 @@ async fn a_held_key_past_the_wait_bound_answers_in_progress(db: TestDatabase) {
     let holder = kitchen.hold_key_for_test(tenant.id, &held).await;
     let held_task = create(&kitchen, tenant.id, &held, draft("ops", "Held"));
     let free_task = create(&kitchen, tenant.id, &free, draft("ops", "Free"));
-    let held_answer = answer(held_task).await.expect("no error");
-    assert!(
-        matches!(held_answer, Outcome::InProgress { .. }),
-        "got {held_answer:?}"
-    );
-    let free_answer = answer(free_task).await.expect("no error");
+    assert_held(db.backend(), answer(held_task).await);
+    let free_answer = answer(free_task).await;
     match db.backend() {
-        Backend::Sqlite => assert!(
-            matches!(free_answer, Outcome::InProgress { .. }),
-            "the write lock is held: got {free_answer:?}"
-        ),
+        // The write lock is held: every write waits it out alike.
+        Backend::Sqlite => assert_held(db.backend(), free_answer),
         Backend::Postgres => {
-            created(free_answer);
+            created(free_answer.expect("no error"));
         }
     }
     holder.roll_back().await;
@@ -355,6 +350,60 @@ async fn close_lets_the_queued_writes_finish(db: TestDatabase) {
 
 kitchen::on_both_databases!(a_held_key_past_the_wait_bound_answers_in_progress);
 
+/// A full disk (SQLite's real `SQLITE_FULL`, from a page cap on the
+/// writer's connection) fails the write that needs the space, as a storage
+/// fault with nothing written, and costs nothing else: the writer replaces
+/// its connection (which drops the cap, as freeing space would) and the
+/// next write commits. It used to keep the connection inside a
+/// transaction SQLite had already rolled back, so every later write failed
+/// until a restart.
+async fn a_full_disk_fails_the_write_and_the_next_one_commits(db: TestDatabase) {
+    let kitchen = db.kitchen_with(KitchenConfig::default()).await;
+    let (tenant, _) = tenant_with_token(&kitchen, "acme").await;
+    created(
+        kitchen
+            .create_ticket(tenant.id, &fresh_key(), &draft("ops", "Before"))
+            .await
+            .expect("create before the disk fills"),
+    );
+    kitchen.fill_writer_disk_for_test().await;
+    let big = TicketDraft {
+        description: Some("x".repeat(10_000)),
+        ..draft("ops", "Too big")
+    };
+    let key = fresh_key();
+    let full = kitchen.create_ticket(tenant.id, &key, &big).await;
+    let fault = full.as_ref().err().and_then(|e| e.storage_fault());
+    assert_eq!(
+        fault,
+        Some((StorageFault::CannotWrite, Written::Nothing)),
+        "a full disk is a storage fault that wrote nothing: {full:?}"
+    );
+    assert_eq!(
+        kitchen
+            .operation(tenant.id, Action::CreateTicket, &key)
+            .await
+            .expect("lookup"),
+        None,
+        "nothing was recorded under the key"
+    );
+    for title in ["After 1", "After 2"] {
+        created(
+            kitchen
+                .create_ticket(tenant.id, &fresh_key(), &draft("ops", title))
+                .await
+                .expect("the writer serves again"),
+        );
+    }
+    created(
+        kitchen
+            .create_ticket(tenant.id, &key, &big)
+            .await
+            .expect("the refused write, retried with its key"),
+    );
+    assert_eq!(ticket_count(&kitchen, tenant.id).await, 4);
+}
+
 /// The group writer is SQLite's: on PostgreSQL a write is one transaction
 /// (a create one statement), and there is no group to hold.
 mod sqlite_writer {
@@ -374,5 +423,6 @@ mod sqlite_writer {
         a_failing_statement_fails_its_own_write_alone,
         no_write_is_answered_before_its_group_commits,
         close_lets_the_queued_writes_finish,
+        a_full_disk_fails_the_write_and_the_next_one_commits,
     );
 }

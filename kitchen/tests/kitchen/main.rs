@@ -27,3 +27,4 @@ mod upgrade;
 mod upgrade_0004;
 mod upgrade_0005;
 mod upgrade_0006;
+mod upgrade_0007;

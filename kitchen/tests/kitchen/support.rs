@@ -235,3 +235,28 @@ pub async fn comments(kitchen: &Kitchen, tenant: TenantId, ticket: TicketId) -> 
         }
     }
 }
+
+/// What a write answers while a test's key holder holds its key past the
+/// wait bound. On PostgreSQL the holder holds the key's row, and the write
+/// answers `InProgress`. On SQLite it holds the database file's write lock,
+/// as another program would (a backup, an operator's `sqlite3`): a storage
+/// fault, `Locked`, with nothing written.
+pub fn assert_held<T: std::fmt::Debug>(
+    backend: kitchen::testing::Backend,
+    answer: Result<Outcome<T>, kitchen::KitchenError>,
+) {
+    match backend {
+        kitchen::testing::Backend::Postgres => assert!(
+            matches!(answer, Ok(Outcome::InProgress { .. })),
+            "expected in progress, got {answer:?}"
+        ),
+        kitchen::testing::Backend::Sqlite => {
+            let fault = answer.as_ref().err().and_then(|e| e.storage_fault());
+            assert_eq!(
+                fault,
+                Some((kitchen::StorageFault::Locked, kitchen::Written::Nothing)),
+                "expected the file locked with nothing written, got {answer:?}"
+            );
+        }
+    }
+}

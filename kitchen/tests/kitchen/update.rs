@@ -5,11 +5,11 @@
 use std::time::Duration;
 
 use kitchen::testing::{TestDatabase, tenant_with_token};
-use kitchen::{Action, KitchenConfig, Outcome, Refusal, Version};
+use kitchen::{Action, KitchenConfig, Refusal, Version};
 
 use crate::support::{
-    Desk, conflict, created, draft, fresh_key, invalid, refused, replayed, unknown_ticket, update,
-    update_at,
+    Desk, assert_held, conflict, created, draft, fresh_key, invalid, refused, replayed,
+    unknown_ticket, update, update_at,
 };
 
 async fn a_replay_returns_the_first_answer_even_after_the_ticket_changed(db: TestDatabase) {
@@ -338,14 +338,9 @@ async fn a_holder_past_the_wait_bound_yields_in_progress(db: TestDatabase) {
         .kitchen
         .hold_action_key_for_test(desk.tenant.id, Action::UpdateTicket, &key)
         .await;
-    let outcome = desk
-        .kitchen
-        .update_ticket(desk.actor, &key, &request)
-        .await
-        .expect("no error");
-    assert!(
-        matches!(outcome, Outcome::InProgress { .. }),
-        "expected in progress, got {outcome:?}"
+    assert_held(
+        db.backend(),
+        desk.kitchen.update_ticket(desk.actor, &key, &request).await,
     );
     holder.roll_back().await;
 

@@ -1107,7 +1107,7 @@ async fn a_previous_release_database_upgrades_to_the_key_lifecycle(db: TestDatab
     .await
     .expect("connect applies the pending migrations");
     let raw = Raw::open(&db).await;
-    assert_eq!(raw.applied().await, [1, 2, 3, 4, 5, 6]);
+    assert_eq!(raw.applied().await, [1, 2, 3, 4, 5, 6, 7]);
 
     let caller: Caller = kitchen
         .authenticate(&old.secret)

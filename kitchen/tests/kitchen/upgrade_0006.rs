@@ -30,14 +30,18 @@ use crate::upgrade_0005::RemoteTicket;
 const PREVIOUS_RELEASE: i64 = 5;
 
 /// The tokens release 5 issued itself, as it stored them (no scopes column).
-struct Release5Tokens {
-    live: (Uuid, String),
-    revoked: (Uuid, String),
+pub(crate) struct Release5Tokens {
+    pub(crate) live: (Uuid, String),
+    pub(crate) revoked: (Uuid, String),
 }
 
 /// Brings `upgrade_0005`'s release-4 database up to release 5 with the
 /// migrator, then issues (and revokes) tokens the way release 5 did.
-async fn fill(db: &TestDatabase, old: &PreviousRelease, remote: &RemoteTicket) -> Release5Tokens {
+pub(crate) async fn fill(
+    db: &TestDatabase,
+    old: &PreviousRelease,
+    remote: &RemoteTicket,
+) -> Release5Tokens {
     crate::upgrade_0005::fill(db, old, remote).await;
     let raw = Raw::open(db).await;
     let dir =
@@ -102,7 +106,7 @@ async fn a_release_5_database_upgrades_to_access_scopes(db: TestDatabase) {
     .await
     .expect("connect applies the pending migration");
     let raw = Raw::open(&db).await;
-    assert_eq!(raw.applied().await, [1, 2, 3, 4, 5, 6]);
+    assert_eq!(raw.applied().await, [1, 2, 3, 4, 5, 6, 7]);
 
     // Every old token keeps doing everything; the revoked one stays revoked.
     for (secret, id) in [(&old.secret, None), (&tokens.live.1, Some(tokens.live.0))] {

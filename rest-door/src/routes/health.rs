@@ -36,14 +36,17 @@ pub(crate) async fn healthz() -> axum::Json<Health> {
     responses(
         (status = 200, description = "Ready.", body = Health),
         (status = 400, description = "A header the server needs once was sent twice or is malformed (`bad-request`).", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "The database does not answer (`not-ready`), or not within the server's timeout (`timeout`).", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "The database does not answer within a second, or cannot store anything while writes are failing (`not-ready`).", body = Problem, content_type = "application/problem+json"),
     ))]
 pub(crate) async fn readyz(
     State(kitchen): State<Kitchen>,
 ) -> Result<axum::Json<Health>, RestError> {
-    kitchen.ping().await.map_err(|e| {
+    kitchen.ready().await.map_err(|e| {
         tracing::warn!(error = %e, "readiness check failed");
-        RestError::NotReady
+        RestError::NotReady(
+            e.storage_fault()
+                .map_or(kitchen::StorageFault::Unreachable, |(fault, _)| fault),
+        )
     })?;
     Ok(axum::Json(Health {
         status: "ready",

@@ -270,7 +270,6 @@ impl RestError {
             Self::MalformedIdempotencyKey(_) => ("invalid", Some("idempotency_key_malformed")),
             Self::KeyReused(_) => ("conflict", Some("idempotency_key_reused")),
             Self::InProgress { .. } => ("in_progress", None),
-            Self::DatabaseUnavailable { .. } => ("unavailable", None),
             Self::VersionMismatch { .. } => ("refused", Some("version_mismatch")),
             Self::TransitionNotAllowed { .. } => ("refused", Some("transition_not_allowed")),
             Self::NotAtProvider(_) => ("refused", Some("ticket_not_at_provider")),
@@ -294,6 +293,7 @@ impl RestError {
             | Self::OAuthNotOffered
             | Self::OperationNotFound(_)
             | Self::NotReady(_)
+            | Self::DatabaseUnavailable { .. }
             | Self::AuthUnavailable { .. }
             | Self::Internal(_) => ("error", None),
         }

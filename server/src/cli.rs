@@ -151,6 +151,14 @@ pub struct ServeArgs {
     /// Most database connections.
     #[arg(long, env = "DATABASE_MAX_CONNECTIONS", default_value_t = 10)]
     pub max_connections: u32,
+    /// Milliseconds a request waits for a database connection before the
+    /// database counts as unreachable: the request is answered `503
+    /// database-unavailable` (nothing written) and, until a background
+    /// probe reaches the database again, so is every request after it, at
+    /// once.
+    #[arg(long, env = "DATABASE_ACQUIRE_TIMEOUT_MS", default_value_t = 1000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub acquire_timeout_ms: u64,
     /// SQLite: most writes one transaction of the single writer commits
     /// together; they share one fsync, each still atomic with its own key.
     #[arg(long, env = "WRITE_GROUP_MAX", default_value_t = kitchen::DEFAULT_WRITE_GROUP_MAX,

@@ -171,6 +171,7 @@ async fn serve(database_url: &str, args: ServeArgs, metrics: Metrics) -> anyhow:
         sweep_batch: args.sweep_batch,
         sweep_pause: Duration::from_millis(args.sweep_pause_ms),
         max_connections: args.max_connections,
+        acquire_timeout: Duration::from_millis(args.acquire_timeout_ms),
         write_group_max: args.write_group_max,
         auth_cache_ttl: Duration::from_millis(args.auth_cache_ms),
         replay_cache: kitchen::ReplayCacheConfig {

@@ -84,6 +84,19 @@ impl TestApp {
         settings: ServeSettings,
     ) -> Self {
         let kitchen = db.kitchen_with(config).await;
+        Self::spawn_kitchen(kitchen, settings).await
+    }
+
+    /// A server over `kitchen`, listening where `settings` say (a database
+    /// a test made itself: on a small file system, on a cluster it stops).
+    pub async fn spawn_kitchen(kitchen: Kitchen, settings: ServeSettings) -> Self {
+        let listen = if settings.listen.port() == 0 {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+            listener.local_addr().expect("its address")
+        } else {
+            settings.listen
+        };
+        let settings = ServeSettings { listen, ..settings };
         let metrics = Metrics::new();
         let app = Application::build(kitchen.clone(), metrics.clone(), &settings)
             .await

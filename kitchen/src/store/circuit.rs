@@ -4,10 +4,11 @@
 //!
 //! - **Reachability** (a circuit): once a request finds the database
 //!   unreachable (no connection within the acquire timeout, the server
-//!   shutting down), every request after it is answered at once with the
-//!   same storage fault, without waiting for a connection, while one
-//!   background task pings the database every [`PROBE_EVERY`]; its first
-//!   answer closes the circuit. Recovery needs no restart and no traffic.
+//!   shutting down, its connection killed), a background probe pings the
+//!   database. While the pings fail, every request is answered at once
+//!   with the same storage fault, without waiting for a connection; the
+//!   first ping answered closes the circuit. Recovery needs no restart
+//!   and no traffic.
 //! - **Writability**: a write that failed because the database cannot
 //!   store anything (a full disk, a read-only server, a file another
 //!   program holds locked) marks writes as failing; the next write that
@@ -35,9 +36,11 @@ pub(crate) struct Health {
 
 #[derive(Debug, Default)]
 struct Shared {
-    /// The circuit: the database was unreachable and has not answered
-    /// since.
+    /// The circuit: the probe found the database unreachable, and it has
+    /// not answered since.
     unreachable: AtomicBool,
+    /// A probe is checking on the database.
+    probing: AtomicBool,
     /// Writes failed for want of a writable database, and none committed
     /// since.
     writes_failing: AtomicBool,
@@ -82,24 +85,33 @@ impl Health {
         self.shared.writes_failing.load(Ordering::Acquire)
     }
 
-    /// Opens the circuit; the caller that opens it starts the probe.
+    /// Checks on the database after a request found it unreachable: one
+    /// probe at a time pings it, at once and then every [`PROBE_EVERY`].
+    /// While the pings fail the circuit is open; the first that answers
+    /// closes it and ends the probe. A single lost connection (a backend
+    /// killed mid-request) answers the first ping, so it fails only its
+    /// own request, never the ones after it.
     fn open(&self, db: &Db, acquire_timeout: Duration) {
-        if self.shared.unreachable.swap(true, Ordering::AcqRel) {
+        if self.shared.probing.swap(true, Ordering::AcqRel) {
             return;
         }
-        tracing::warn!(
-            database = db.kind(),
-            "the database is unreachable: answering at once until it is back"
-        );
         let (shared, db) = (self.shared.clone(), db.clone());
         tokio::spawn(async move {
             loop {
-                tokio::time::sleep(PROBE_EVERY).await;
                 if let Ok(Ok(())) = tokio::time::timeout(acquire_timeout, db.ping()).await {
-                    shared.unreachable.store(false, Ordering::Release);
-                    tracing::info!(database = db.kind(), "the database answers again");
+                    if shared.unreachable.swap(false, Ordering::AcqRel) {
+                        tracing::info!(database = db.kind(), "the database answers again");
+                    }
+                    shared.probing.store(false, Ordering::Release);
                     return;
                 }
+                if !shared.unreachable.swap(true, Ordering::AcqRel) {
+                    tracing::warn!(
+                        database = db.kind(),
+                        "the database is unreachable: answering at once until it is back"
+                    );
+                }
+                tokio::time::sleep(PROBE_EVERY).await;
             }
         });
     }

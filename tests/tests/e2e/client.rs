@@ -323,8 +323,10 @@ async fn refusals_are_returned_after_one_request(db: TestDatabase) {
 }
 
 /// Another attempt holds the key: the server answers 409 in progress with
-/// Retry-After: 1, and the client sends the same request again after that
-/// second, once the key is free.
+/// Retry-After: 1 (on SQLite, where the holder holds the file's write lock
+/// as another program would, 503 database-unavailable with Retry-After:
+/// 1), and the client sends the same request again after that second, once
+/// the key is free.
 async fn an_operation_in_progress_is_retried_after_retry_after(db: TestDatabase) {
     let config_with_bound = KitchenConfig {
         wait_bound: Duration::from_millis(200),
@@ -348,7 +350,8 @@ async fn an_operation_in_progress_is_retried_after_retry_after(db: TestDatabase)
         tokio::spawn(async move { client.create_ticket_with_key(key, &disk_full()).await })
     };
     for _ in 0..250 {
-        if rest_stats(&app, &acme, "create_ticket").in_progress > 0 {
+        let told = rest_stats(&app, &acme, "create_ticket");
+        if told.in_progress + told.error > 0 {
             break;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -363,7 +366,7 @@ async fn an_operation_in_progress_is_retried_after_retry_after(db: TestDatabase)
         started.elapsed()
     );
     let stats = rest_stats(&app, &acme, "create_ticket");
-    assert!(stats.in_progress >= 1, "{stats:?}");
+    assert!(stats.in_progress + stats.error >= 1, "{stats:?}");
     assert_eq!(stats.created, 1);
     assert_eq!(app.ticket_count(&acme).await, 1);
 }

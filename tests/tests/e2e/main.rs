@@ -27,6 +27,7 @@ mod rest_openapi;
 mod rest_reads;
 mod rest_remote;
 mod slow_clients;
+mod storage_faults;
 mod telemetry;
 
 /// A fresh operation key.

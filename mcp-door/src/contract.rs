@@ -359,12 +359,14 @@ pub(crate) fn not_created_rejected(action: Action) -> String {
     )
 }
 
-/// A write answered `not_created`: the provider was not reached.
+/// A write answered `not_created`: the provider was not reached, or a
+/// search proved that what was sent never arrived (`reason` says which).
 pub(crate) fn not_created_unavailable(action: Action) -> String {
-    let nothing = effect(action).nothing;
+    let Effect { thing, nothing, .. } = effect(action);
     format!(
-        "{nothing}: the ticket provider could not be reached. The operation_id is not used up: \
-         call {action} again later (after retry_after_seconds) with the same operation_id and \
+        "{nothing}: the ticket provider does not have this {thing} (see reason: it could not be \
+         reached, or what was sent never arrived). The operation_id is not used up: call \
+         {action} again later (after retry_after_seconds) with the same operation_id and \
          arguments."
     )
 }
@@ -461,10 +463,11 @@ pub(crate) fn status_next_step(action: Action, state: Option<OperationState>) ->
         // tombstone horizon), then forgotten: "nothing recorded" is only
         // safe advice within it, and the answer says so.
         None => format!(
-            "Nothing was recorded under this operation_id: if it is exactly the one you sent to \
-             {action}, that call {did_nothing} (or it was used more than the tombstone horizon \
-             ago: operation_ids are remembered until their retained_until), and calling {action} \
-             again with the same operation_id and arguments is safe."
+            "Nothing is recorded under this operation_id yet: if it is exactly the one you sent \
+             to {action}, that call has {did_nothing} so far (a call still on its way may yet \
+             record it; or the id was used more than the tombstone horizon ago: operation_ids \
+             are remembered until their retained_until), and calling {action} again with the \
+             same operation_id and arguments is safe."
         ),
     }
 }
@@ -642,12 +645,3 @@ pub(crate) fn task_expired(
          action {action}: it tells what the write did."
     )
 }
-
-/// `tasks/cancel` for a write still running or being reconciled.
-pub(crate) const TASK_NOT_CANCELLABLE: &str = "Failed to cancel task: this write was already \
-recorded (and sent to the ticket provider): cancelling cannot undo it; it will finish; poll \
-tasks/get for its result.";
-
-/// `tasks/cancel` for a write that has ended.
-pub(crate) const TASK_FINISHED: &str = "Failed to cancel task: this write has already finished, \
-so there is nothing to cancel; tasks/get returns its result.";

@@ -377,7 +377,7 @@ fn check_message(message: &Value) -> Result<Value, Refused> {
         ))
     };
     match object.get("params") {
-        None if method == "initialize" || method == "tools/call" => {
+        None if matches!(method, "initialize" | "tools/call" | "tasks/update") => {
             invalid_params(id, format!("{method} needs params (an object)."))
         }
         None => Ok(id),
@@ -394,6 +394,21 @@ fn check_message(message: &Value) -> Result<Value, Refused> {
                         id,
                         "params.arguments must be an object of named arguments; see the tool's \
                          inputSchema."
+                            .into(),
+                    );
+                }
+            }
+            // rmcp cannot read a tasks/update without its input responses,
+            // and would answer "method not found".
+            if method == "tasks/update" {
+                if !params.get("taskId").is_some_and(Value::is_string) {
+                    return invalid_params(id, "params.taskId must be the task's id.".into());
+                }
+                if !params.get("inputResponses").is_some_and(Value::is_object) {
+                    return invalid_params(
+                        id,
+                        "params.inputResponses must be an object (the input the task asked \
+                         for, by request id; no task here asks for any, so send {})."
                             .into(),
                     );
                 }
@@ -569,6 +584,10 @@ mod tests {
             json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"create_ticket","arguments":"oops"}}),
             json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"create_ticket","arguments":[1,2]}}),
             json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"arguments":{}}}),
+            json!({"jsonrpc":"2.0","id":3,"method":"tasks/update"}),
+            json!({"jsonrpc":"2.0","id":3,"method":"tasks/update","params":{"taskId":"create_ticket/k"}}),
+            json!({"jsonrpc":"2.0","id":3,"method":"tasks/update","params":{"taskId":"create_ticket/k","inputResponses":[1]}}),
+            json!({"jsonrpc":"2.0","id":3,"method":"tasks/update","params":{"inputResponses":{}}}),
         ] {
             let (_, id, code, _) = refused(message.clone());
             assert_eq!((id, code), (json!(3), INVALID_PARAMS), "{message}");

@@ -372,17 +372,25 @@ pub(crate) fn invalid_write(
     }
 }
 
-/// A read tool's problem (`invalid`, `not_found`) as a tool error.
+/// A read tool's problem (`invalid`, `not_found`) as a tool error: its
+/// JSON as text only. A read tool's output schema describes what it reads
+/// (a ticket, a page), and the spec says structured content must conform
+/// to it, so a problem sent as structured content would break the schema
+/// (the MCP Inspector fails the call on it). The write tools' schemas
+/// include their problems, so theirs stay structured.
 pub(crate) fn problem(
     error: &str,
     violations: Vec<FieldViolation>,
     next_step: &str,
 ) -> CallToolResult {
-    structured_error(&ToolProblem {
+    let problem = ToolProblem {
         error: error.into(),
         errors: violations.into_iter().map(FieldError::from).collect(),
         next_step: next_step.into(),
-    })
+    };
+    CallToolResult::error(vec![rmcp::model::ContentBlock::text(
+        serde_json::to_string(&problem).unwrap_or_default(),
+    )])
 }
 
 /// A write's tool result, with what its attempt is measured as.

@@ -757,9 +757,9 @@ mod tests {
         let step = body["next_step"].as_str().expect("a next_step");
         assert!(
             step.contains(
-                "(or it was used more than the tombstone horizon ago: operation_ids are \
-                 remembered until their retained_until)"
-            ),
+                "or the id was used more than the tombstone horizon ago: operation_ids are \
+                 remembered until their retained_until"
+            ) && step.contains("a call still on its way may yet record it"),
             "{step}"
         );
     }

@@ -25,9 +25,11 @@
 //!   spec's `failed` is never used (it carries a JSON-RPC error, and every
 //!   end of a write is a tool result), nor `cancelled`, nor
 //!   `input_required`.
-//! - `tasks/cancel` ([`cancel`]) is refused, saying why: the write is
-//!   recorded and sent, and cancelling cannot undo it. `tasks/update`
-//!   ([`update`]) only acknowledges a known id: no task asks for input.
+//! - `tasks/cancel` ([`cancel`]) is acknowledged, as the extension
+//!   requires, and changes nothing: the write is recorded and sent, and
+//!   cancelling cannot undo it; it finishes, and `tasks/get` shows how.
+//!   `tasks/update` ([`update`]) only acknowledges a known id: no task asks
+//!   for input.
 
 use std::fmt;
 use std::sync::OnceLock;
@@ -39,13 +41,13 @@ use kitchen::{
     UNKNOWN_RETRY_AFTER, rfc3339,
 };
 use rmcp::model::{
-    CallToolResult, CreateTaskResult, DetailedTask, ErrorCode, GetTaskResult, ProtocolVersion,
-    Task, TaskPayload, TaskStatus,
+    CallToolResult, CreateTaskResult, DetailedTask, GetTaskResult, ProtocolVersion, Task,
+    TaskPayload, TaskStatus,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer};
 use serde::de::DeserializeOwned;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::contract;
 use crate::outcomes::{
@@ -286,22 +288,21 @@ pub(crate) async fn get(
     Ok(GetTaskResult::new(task))
 }
 
-/// `tasks/cancel`: always refused, with why. An unfinished write was
-/// recorded before it was sent, so it may already have happened: it will
-/// finish. A finished one has nothing left to cancel.
+/// `tasks/cancel`: acknowledged for a known task, as the tasks extension
+/// requires ("a server is not obligated to actually stop the work; it is
+/// only obligated to acknowledge"), and nothing more: an unfinished write
+/// was recorded before it was sent, so it may already have happened, and
+/// it finishes; `tasks/get` then shows its result. A finished one has
+/// nothing left to stop. An id this tenant never recorded is `-32602`.
 pub(crate) async fn cancel(kitchen: &Kitchen, tenant: TenantId, raw: &str) -> Result<(), McpError> {
     let (_, status) = find(kitchen, tenant, raw, "cancel").await?;
-    Err(match progress(&status) {
-        Progress::Working(_) => McpError::new(
-            ErrorCode::INVALID_REQUEST,
-            contract::TASK_NOT_CANCELLABLE,
-            Some(json!({"taskId": raw, "reason": "already_dispatched"})),
-        ),
-        Progress::Ended(_) => McpError::invalid_params(
-            contract::TASK_FINISHED,
-            Some(json!({"taskId": raw, "reason": "already_finished"})),
-        ),
-    })
+    if let Progress::Working(_) = progress(&status) {
+        tracing::info!(
+            task = raw,
+            "tasks/cancel acknowledged; the write cannot be undone and will finish"
+        );
+    }
+    Ok(())
 }
 
 /// `tasks/update`: acknowledges a known task. No task ever asks for input,

@@ -967,7 +967,7 @@ impl ServerHandler for TicketTools {
         tasks::get(&self.kitchen, settings, who.tenant.id, &request.task_id).await
     }
 
-    /// `tasks/cancel`: refused, with why.
+    /// `tasks/cancel`: acknowledged for a known task; the write finishes.
     async fn cancel_task(
         &self,
         request: CancelTaskParams,

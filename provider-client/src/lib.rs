@@ -39,10 +39,33 @@ use kitchen::{
 use reqwest::StatusCode;
 
 /// A hosted tracker reached over HTTP.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct HttpProvider {
     client: reqwest::Client,
     base_url: String,
+}
+
+impl std::fmt::Debug for HttpProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The URL may carry the provider's credentials.
+        f.debug_struct("HttpProvider")
+            .field("base_url", &redacted(&self.base_url))
+            .finish_non_exhaustive()
+    }
+}
+
+/// `url` with any user name and password replaced by `***`, for logs: the
+/// provider's credentials may be in its URL (`PROVIDER_URL`).
+pub fn redacted(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(mut parsed) if !parsed.username().is_empty() || parsed.password().is_some() => {
+            let _ = parsed.set_username("***");
+            let _ = parsed.set_password(None);
+            parsed.to_string()
+        }
+        Ok(_) => url.to_owned(),
+        Err(_) => "(an unreadable URL)".to_owned(),
+    }
 }
 
 /// The adapter could not be built.
@@ -111,10 +134,10 @@ impl HttpProvider {
         let response = match sent {
             Ok(response) => response,
             // Refused or unresolvable: no byte of the request left us.
-            Err(e) if e.is_connect() => return Dispatched::NotSent(describe(&e)),
+            Err(e) if e.is_connect() => return Dispatched::NotSent(describe(&e.without_url())),
             // Anything else (a timeout, a reset after sending) may have
             // been acted on.
-            Err(e) => return Dispatched::Ambiguous(describe(&e)),
+            Err(e) => return Dispatched::Ambiguous(describe(&e.without_url())),
         };
         let status = response.status();
         let replayed = status == StatusCode::OK
@@ -124,7 +147,12 @@ impl HttpProvider {
                 .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"true"));
         let text = match response.text().await {
             Ok(text) => text,
-            Err(e) => return Dispatched::Ambiguous(format!("{status}, then {}", describe(&e))),
+            Err(e) => {
+                return Dispatched::Ambiguous(format!(
+                    "{status}, then {}",
+                    describe(&e.without_url())
+                ));
+            }
         };
         classify::dispatched(
             request.write.kind(),
@@ -155,16 +183,20 @@ impl HttpProvider {
         let response = match sent {
             Ok(r) if r.status() == StatusCode::OK => r,
             Ok(r) => return Lookup::Failed(format!("search answered {}", r.status())),
-            Err(e) => return Lookup::Failed(describe(&e)),
+            Err(e) => return Lookup::Failed(describe(&e.without_url())),
         };
         match response.text().await {
             Ok(body) => classify::searched(request.kind, &body, &request.external_ref),
-            Err(e) => Lookup::Failed(format!("unreadable search answer: {}", describe(&e))),
+            Err(e) => Lookup::Failed(format!(
+                "unreadable search answer: {}",
+                describe(&e.without_url())
+            )),
         }
     }
 }
 
-/// The error and its causes on one line.
+/// The error and its causes on one line. (Callers strip a request error's
+/// URL first: these words reach callers, and the URL may carry secrets.)
 fn describe(e: &(dyn std::error::Error + 'static)) -> String {
     let mut text = e.to_string();
     let mut source = e.source();

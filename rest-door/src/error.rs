@@ -133,6 +133,9 @@ pub enum RestError {
     NoRoute,
     /// Nothing recorded for this operation key of this action.
     OperationNotFound(Action),
+    /// The request body did not arrive within the request timeout (a
+    /// client that trickled it): no handler ran, nothing was done.
+    BodyTimeout(Duration),
     /// The database cannot be used right now (a storage fault): retry
     /// later, with the same key.
     DatabaseUnavailable {
@@ -211,7 +214,7 @@ impl RestError {
     /// either way, so that it reveals nothing (another tenant's ticket
     /// included).
     pub(crate) fn ticket_not_found(shown: impl std::fmt::Display) -> Self {
-        Self::NotFound(format!("Ticket {:?}", shown.to_string()))
+        Self::NotFound(format!("Ticket {:?}", bounded(&shown.to_string())))
     }
 
     /// A write the kitchen refused: the ticket it names does not allow it
@@ -257,6 +260,7 @@ impl RestError {
             Self::NotFound(_) | Self::NoRoute => ProblemKind::NOT_FOUND,
             Self::OperationNotFound(_) => ProblemKind::OPERATION_NOT_FOUND,
             Self::DatabaseUnavailable { .. } => ProblemKind::DATABASE_UNAVAILABLE,
+            Self::BodyTimeout(_) => ProblemKind::BODY_TIMEOUT,
             Self::NotReady(_) => ProblemKind::NOT_READY,
             Self::Internal(_) => ProblemKind::INTERNAL,
         }
@@ -284,7 +288,8 @@ impl RestError {
             | Self::UnsupportedMediaType(_)
             | Self::PayloadTooLarge(_)
             | Self::UnsupportedContentEncoding(_)
-            | Self::BadRequest(_) => ("invalid", Some("validation_failed")),
+            | Self::BadRequest(_)
+            | Self::BodyTimeout(_) => ("invalid", Some("validation_failed")),
             Self::MissingCredentials { .. } | Self::InvalidToken { .. } => {
                 ("invalid", Some("unauthenticated"))
             }
@@ -299,7 +304,9 @@ impl RestError {
         }
     }
 
-    fn detail(&self) -> String {
+    /// What went wrong and what to do, in words: the problem's `detail`
+    /// (also what `/mcp` says in its JSON-RPC answers).
+    pub fn detail(&self) -> String {
         match self {
             Self::MissingCredentials { metadata: None, .. } => {
                 format!("This endpoint needs `Authorization: Bearer <token>`. {NO_OAUTH}")
@@ -477,6 +484,11 @@ impl RestError {
                  retained_until). A retry with the same key is safe.",
                 wording(*action).noun
             ),
+            Self::BodyTimeout(after) => format!(
+                "The request body did not arrive within {} s, so nothing was done and no \
+                 Idempotency-Key was used up: send the whole request again (with the same key).",
+                after.as_secs().max(1)
+            ),
             Self::DatabaseUnavailable { fault, written } => {
                 let wait = fault.retry_after().as_secs().max(1);
                 match written {
@@ -508,6 +520,20 @@ const NO_OAUTH: &str = "This server signs nobody in with OAuth (no identity prov
      configured), so an MCP client's sign-in cannot succeed here: get a static API token with \
      `tickets token issue <tenant>` and send it as `Authorization: Bearer <token>` (in an MCP \
      client, set that header in its configuration for this server).";
+
+/// Longest piece of a caller's input an answer echoes, in characters: a
+/// ticket id is 36, and a 60 KiB "id" need not come back whole.
+const MAX_ECHO_CHARS: usize = 80;
+
+/// `text`, cut to [`MAX_ECHO_CHARS`] with how much was left out.
+fn bounded(text: &str) -> String {
+    let total = text.chars().count();
+    if total <= MAX_ECHO_CHARS {
+        return text.to_owned();
+    }
+    let kept: String = text.chars().take(MAX_ECHO_CHARS).collect();
+    format!("{kept}… ({} more characters)", total - MAX_ECHO_CHARS)
+}
 
 /// What a good key looks like, in messages.
 pub(crate) const EXAMPLE_KEY: &str = "0193a4f2-7c1e-7b8a-9f00-4c2d1e5b6a79";

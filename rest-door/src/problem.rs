@@ -86,6 +86,8 @@ kinds! {
         "No attempt with this key was recorded for your tenant (or it was used more than the tombstone horizon ago: keys are remembered until their retained_until): a retry with the same key is safe.";
     METHOD_NOT_ALLOWED = "method-not-allowed", METHOD_NOT_ALLOWED, "Method not allowed",
         "This address does not accept this method; see /openapi.json.";
+    BODY_TIMEOUT = "body-timeout", REQUEST_TIMEOUT, "The request body did not arrive in time",
+        "The body did not arrive within the server's request timeout, so no handler ran and nothing was done; the key was not used. Send the whole request again, with the same key.";
     TIMEOUT = "timeout", SERVICE_UNAVAILABLE, "The request took too long",
         "The server stopped waiting. A write may or may not have happened: retry with the same Idempotency-Key, or look the operation up by key.";
     DATABASE_UNAVAILABLE = "database-unavailable", SERVICE_UNAVAILABLE, "The database is unavailable",
@@ -116,7 +118,8 @@ impl ProblemKind {
             StatusCode::METHOD_NOT_ALLOWED => Self::METHOD_NOT_ALLOWED,
             StatusCode::PAYLOAD_TOO_LARGE => Self::PAYLOAD_TOO_LARGE,
             StatusCode::UNSUPPORTED_MEDIA_TYPE => Self::UNSUPPORTED_MEDIA_TYPE,
-            StatusCode::REQUEST_TIMEOUT | StatusCode::SERVICE_UNAVAILABLE => Self::TIMEOUT,
+            StatusCode::REQUEST_TIMEOUT => Self::BODY_TIMEOUT,
+            StatusCode::SERVICE_UNAVAILABLE => Self::TIMEOUT,
             s if s.is_client_error() => Self::BAD_REQUEST,
             _ => Self::INTERNAL,
         }

@@ -7,7 +7,6 @@ use std::time::Duration;
 use access::Authenticator;
 use axum::Router;
 use axum::extract::Request;
-use http::StatusCode;
 use kitchen::Kitchen;
 use mcp_door::{McpHttpConfig, McpLimits, TaskSettings};
 use telemetry::Metrics;
@@ -20,7 +19,6 @@ use tower_http::map_request_body::MapRequestBodyLayer;
 use tower_http::request_id::{
     MakeRequestUuid, PropagateRequestIdLayer, RequestId, SetRequestIdLayer,
 };
-use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
 
 use crate::connections::{self, Limits};
@@ -136,9 +134,9 @@ pub fn router(
             .layer(axum::middleware::map_response(
                 rest_door::problem_for_bare_errors,
             ))
-            .layer(TimeoutLayer::with_status_code(
-                StatusCode::SERVICE_UNAVAILABLE,
+            .layer(axum::middleware::from_fn_with_state(
                 settings.request_timeout,
+                crate::rest_deadline::within,
             ))
             .layer(RequestBodyLimitLayer::new(rest_door::BODY_LIMIT_BYTES)),
     );

@@ -26,8 +26,10 @@
 //! - `connections`: the accept loop: hyper's HTTP/1.1 connections with a
 //!   header-read timeout, an idle timeout, a connection limit and a
 //!   shutdown deadline.
-//! - `mcp_auth`: the bearer middleware as `/mcp` answers it (a `401`
-//!   problem document, everything else JSON-RPC).
+//! - `mcp_auth`: the bearer middleware as `/mcp` answers it (all in
+//!   JSON-RPC; a `401` keeps the REST door's challenge).
+//! - `rest_deadline`: the REST routes' request timeout (`408` for a body
+//!   that never arrived, `503 timeout` for a request that ran too long).
 //! - [`admin`]: tenant, token and identity-provider subject commands.
 //! - `shutdown`: SIGINT/SIGTERM as a future.
 
@@ -39,6 +41,7 @@ mod client_run;
 mod connections;
 mod edge;
 mod mcp_auth;
+mod rest_deadline;
 pub mod run;
 pub mod shutdown;
 

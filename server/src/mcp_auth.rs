@@ -1,7 +1,7 @@
 //! The bearer middleware in front of `/mcp`: the same authentication as
 //! the REST door's (`rest_door::auth::authenticate`), answered in the
-//! dialect `/mcp` speaks. A `401` stays the shared problem document (its
-//! `WWW-Authenticate` is what an MCP client acts on); an identity provider
+//! dialect `/mcp` speaks: a `401` keeps the REST door's status and
+//! `WWW-Authenticate` (what an MCP client acts on) with a JSON-RPC body; an identity provider
 //! that cannot be reached and a database that cannot be used (`503`, with
 //! `Retry-After`), and any other failure, are JSON-RPC errors, like every
 //! other refusal of `/mcp`.
@@ -22,7 +22,24 @@ pub(crate) async fn require_tenant(
     match rest_door::auth::authenticate(&access, &mut request).await {
         Ok(()) => next.run(request).await,
         Err(e @ (RestError::MissingCredentials { .. } | RestError::InvalidToken { .. })) => {
-            e.into_response()
+            // The status and `WWW-Authenticate` are what an MCP client acts
+            // on (they are the REST door's, so both doors challenge alike);
+            // the body is JSON-RPC, which an MCP SDK shows its user, where a
+            // problem document would reach them as "an error response".
+            let detail = e.detail();
+            let rest = e.into_response();
+            let mut response = mcp_door::http_edge::error_response(
+                rest.status(),
+                serde_json::Value::Null,
+                mcp_door::http_edge::TRANSPORT_REFUSED,
+                &detail,
+            );
+            if let Some(challenge) = rest.headers().get(header::WWW_AUTHENTICATE) {
+                response
+                    .headers_mut()
+                    .insert(header::WWW_AUTHENTICATE, challenge.clone());
+            }
+            response
         }
         Err(RestError::AuthUnavailable { why, retry_after }) => {
             let mut response = mcp_door::http_edge::refusal(

@@ -31,6 +31,20 @@ impl BackendArgs {
                          (or --provider-url), e.g. http://127.0.0.1:9090"
                     );
                 };
+                // A request still in flight at the provider when a search
+                // says "absent" would be sent again: a provider that ignores
+                // keys then holds two tickets for one intent.
+                if self.provider_max_inflight_ms < self.provider_timeout_ms {
+                    anyhow::bail!(
+                        "PROVIDER_MAX_INFLIGHT_MS ({}) is shorter than PROVIDER_TIMEOUT_MS ({}): \
+                         a request the provider may still be working on would count as absent \
+                         and be sent again, which can make an effect twice. Set \
+                         PROVIDER_MAX_INFLIGHT_MS to at least PROVIDER_TIMEOUT_MS (to the \
+                         provider's own request deadline, if longer).",
+                        self.provider_max_inflight_ms,
+                        self.provider_timeout_ms
+                    );
+                }
                 let call_timeout = Duration::from_millis(self.provider_timeout_ms);
                 let tls = provider_client::ProviderTls {
                     extra_roots_pem: match &self.provider_ca_file {
@@ -111,6 +125,10 @@ pub async fn run(cli: Cli, otlp: Option<OtlpTarget>) -> anyhow::Result<()> {
             serve(&cli.database_url, *args, Metrics::with_otlp(otlp.as_ref())).await
         }
         Command::McpStdio(args) => {
+            // A host (a desktop agent) starts this from a folder of its own
+            // choosing: a relative path there must not quietly make an
+            // empty database and then blame the token.
+            require_existing_sqlite_file(&cli.database_url)?;
             let config = KitchenConfig {
                 backend: args.backend.backend()?,
                 ..KitchenConfig::default()
@@ -149,6 +167,35 @@ pub async fn run(cli: Cli, otlp: Option<OtlpTarget>) -> anyhow::Result<()> {
             admin::revoke_token(&kitchen, &token_id).await
         }
     }
+}
+
+/// For a SQLite URL, that its file exists, naming the absolute path it was
+/// looked for at when it does not. Other URLs pass.
+fn require_existing_sqlite_file(database_url: &str) -> anyhow::Result<()> {
+    let Some(rest) = database_url.strip_prefix("sqlite:") else {
+        return Ok(());
+    };
+    let path = rest.trim_start_matches("//");
+    let path = path.split('?').next().unwrap_or_default();
+    if path.is_empty() || path == ":memory:" {
+        return Ok(());
+    }
+    let path = std::path::Path::new(path);
+    if path.exists() {
+        return Ok(());
+    }
+    let absolute = std::env::current_dir()
+        .map(|dir| dir.join(path))
+        .unwrap_or_else(|_| path.to_path_buf());
+    anyhow::bail!(
+        "no database at {} (DATABASE_URL={database_url}, from the folder {}); mcp-stdio opens \
+         an existing database and never makes one: set DATABASE_URL to the absolute path of the \
+         database `tickets serve` and `tickets token issue` use, e.g. sqlite:/srv/tickets/tickets.db",
+        absolute.display(),
+        std::env::current_dir()
+            .map(|d| d.display().to_string())
+            .unwrap_or_else(|_| "?".into())
+    )
 }
 
 async fn connect(database_url: &str, config: KitchenConfig) -> anyhow::Result<Kitchen> {
@@ -208,7 +255,11 @@ async fn serve(database_url: &str, args: ServeArgs, metrics: Metrics) -> anyhow:
         %addr,
         database = kitchen.database_kind(),
         tickets = kitchen.backend_name(),
-        provider = args.backend.provider_url.as_deref().unwrap_or("-"),
+        provider = args
+            .backend
+            .provider_url
+            .as_deref()
+            .map_or_else(|| "-".to_owned(), provider_client::redacted),
         "serving"
     );
     if kitchen::faults::armed() {
@@ -250,6 +301,70 @@ mod tests {
             anyhow::bail!("not serve");
         };
         serve.backend.backend()
+    }
+
+    #[test]
+    fn an_inflight_bound_shorter_than_the_call_timeout_is_refused_naming_both() {
+        let remote = [
+            "--ticket-backend",
+            "remote",
+            "--provider-url",
+            "http://127.0.0.1:1",
+        ];
+        let short = [
+            &remote[..],
+            &[
+                "--provider-timeout-ms",
+                "10000",
+                "--provider-max-inflight-ms",
+                "2000",
+            ],
+        ]
+        .concat();
+        let said = backend(&short).expect_err("a trap").to_string();
+        assert!(
+            said.contains("PROVIDER_MAX_INFLIGHT_MS (2000)")
+                && said.contains("PROVIDER_TIMEOUT_MS (10000)"),
+            "{said}"
+        );
+        backend(&remote).expect("the defaults hold");
+    }
+
+    #[test]
+    fn a_provider_url_is_logged_without_its_credentials() {
+        let url = "http://tkuser:s3cret-pass@127.0.0.1:19090/api";
+        let shown = provider_client::redacted(url);
+        assert!(
+            !shown.contains("s3cret") && !shown.contains("tkuser"),
+            "{shown}"
+        );
+        assert!(shown.contains("127.0.0.1:19090/api"), "{shown}");
+        assert_eq!(provider_client::redacted("http://h:1/"), "http://h:1/");
+        let provider = provider_client::HttpProvider::new(url, std::time::Duration::from_secs(1))
+            .expect("a provider");
+        assert!(!format!("{provider:?}").contains("s3cret"));
+    }
+
+    #[test]
+    fn mcp_stdio_refuses_a_sqlite_file_that_does_not_exist_and_makes_none() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let missing = dir.path().join("data/tickets.db");
+        let url = format!("sqlite:{}", missing.display());
+        let err = super::require_existing_sqlite_file(&url).expect_err("no such file");
+        let said = err.to_string();
+        assert!(said.contains(&missing.display().to_string()), "{said}");
+        assert!(said.contains("DATABASE_URL"), "{said}");
+        assert!(!missing.exists(), "nothing was made");
+        std::fs::create_dir_all(missing.parent().expect("a parent")).expect("mkdir");
+        std::fs::write(&missing, b"").expect("a file");
+        super::require_existing_sqlite_file(&url).expect("an existing file passes");
+        super::require_existing_sqlite_file("postgres://u@h/db").expect("not SQLite");
+        let relative = super::require_existing_sqlite_file("sqlite:no/such/dir/t.db")
+            .expect_err("relative and missing");
+        assert!(
+            relative.to_string().contains("/no/such/dir/t.db"),
+            "names the absolute path: {relative}"
+        );
     }
 
     #[test]

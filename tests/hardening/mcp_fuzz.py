@@ -11,7 +11,7 @@ framing really reach the server), and judged against what /mcp must answer:
   status and code the probe expects, or, for a tools/call that reached a
   tool, a tool result with isError true and structuredContent saying
   `invalid` and naming the argument;
-- never application/problem+json, except the 401 of authentication;
+- never application/problem+json, the 401 of authentication included;
 - for every create probe that was refused, a valid create_ticket with the
   same operation_id afterwards answers `created`: the refusal left the key
   unused.
@@ -296,7 +296,7 @@ def common(resp: Response) -> str | None:
         return resp.note or "no answer"
     if resp.status >= 500:
         return f"server error {resp.status}: {resp.body[:300]!r}"
-    if resp.content_type() == "application/problem+json" and resp.status != 401:
+    if resp.content_type() == "application/problem+json":
         return f"a REST problem document on /mcp ({resp.status}): {resp.body[:200]!r}"
     return None
 

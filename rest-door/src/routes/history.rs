@@ -30,7 +30,7 @@ use crate::schema::HistoryPageBody;
             headers(("WWW-Authenticate" = String, description = "Bearer"))),
         (status = 404, description = "No such ticket for this tenant.", body = Problem, content_type = "application/problem+json"),
         (status = 500, description = "Something failed on our side (`internal`; logged). Retry.", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "The request ran past the server's timeout (`timeout`). Retry.", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "The request ran past the server's timeout (`timeout`). Retry. Or the database cannot be used right now (`database-unavailable`): retry after Retry-After seconds.", body = Problem, content_type = "application/problem+json"),
     ),
     security(("bearer" = [])),
 )]

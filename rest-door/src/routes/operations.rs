@@ -384,7 +384,7 @@ fn key_path_schema() -> utoipa::openapi::schema::Object {
             headers(("WWW-Authenticate" = String, description = "Bearer"))),
         (status = 404, description = "Nothing recorded for this key (`operation-not-found`): the write did not happen, or the key was used more than the tombstone horizon ago (keys are remembered until their `retained_until`); a retry with the same key is safe. Or an unknown action (`not-found`, naming the actions).", body = Problem, content_type = "application/problem+json"),
         (status = 500, description = "Something failed on our side (`internal`; logged). Retry.", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "The request ran past the server's timeout (`timeout`). Retry.", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "The request ran past the server's timeout (`timeout`). Retry. Or the database cannot be used right now (`database-unavailable`): retry after Retry-After seconds.", body = Problem, content_type = "application/problem+json"),
     ),
     security(("bearer" = [])),
 )]

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use e2e_tests::{TestApp, snapshot_settings};
 use kitchen::fake_provider::{DispatchFault, FakeProvider};
-use kitchen::testing::TestDatabase;
+use kitchen::testing::{Backend, TestDatabase};
 use kitchen::{Action, KitchenConfig, RemoteSettings, TicketBackend};
 use serde_json::{Value, json};
 
@@ -538,7 +538,9 @@ async fn operation_status_answers_for_every_action(db: TestDatabase) {
 }
 
 /// A key another attempt holds past the wait bound: `in_progress`, not an
-/// error, with the kitchen's wait, and nothing written by this attempt.
+/// error, with the kitchen's wait, and nothing written by this attempt. (On
+/// SQLite the test's holder holds the file's write lock, as another
+/// program would: the database-locked error instead.)
 async fn a_held_key_answers_in_progress(db: TestDatabase) {
     let config = KitchenConfig {
         wait_bound: Duration::from_millis(200),
@@ -571,6 +573,32 @@ async fn a_held_key_answers_in_progress(db: TestDatabase) {
         let mut args = args;
         args["ticket_id"] = id.clone().into();
         args["operation_id"] = key.into();
+        if db.backend() == Backend::Sqlite {
+            // The holder holds the file's write lock, as another program
+            // would: the database is locked, a retryable JSON-RPC error.
+            let refused = client
+                .call_tool(
+                    rmcp::model::CallToolRequestParams::new(tool)
+                        .with_arguments(args.as_object().cloned().expect("an object")),
+                )
+                .await;
+            holder.roll_back().await;
+            match refused {
+                Err(rmcp::ServiceError::McpError(e)) => {
+                    assert_eq!(
+                        i64::from(e.code.0),
+                        mcp_door::http_edge::DATABASE_UNAVAILABLE,
+                        "{tool}: {e:?}"
+                    );
+                    assert_eq!(
+                        e.data.as_ref().map(|d| &d["reason"]),
+                        Some(&json!("database_locked"))
+                    );
+                }
+                other => panic!("{tool}: expected the database locked, got {other:?}"),
+            }
+            continue;
+        }
         let (error, body) = answer(&client, tool, args).await;
         holder.roll_back().await;
         assert!(!error, "{tool}: a wait is not an error: {body}");
@@ -583,6 +611,9 @@ async fn a_held_key_answers_in_progress(db: TestDatabase) {
         answers.push(body);
     }
     assert_eq!(ticket(&client, &id).await["version"], 1, "nothing written");
+    if db.backend() == Backend::Sqlite {
+        return;
+    }
     let (update, comment) = (&answers[0], &answers[2]);
     snapshot_settings().bind(|| {
         insta::assert_json_snapshot!("mcp_update_in_progress", update);

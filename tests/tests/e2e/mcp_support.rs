@@ -72,11 +72,25 @@ pub async fn call<S: Service<RoleClient>>(
 }
 
 /// The structured content of a result.
+/// (A read tool's error carries its problem as JSON text only: its output
+/// schema describes what it reads, and structured content must conform to
+/// it.)
 pub fn content(result: &CallToolResult) -> Value {
-    result
-        .structured_content
-        .clone()
-        .expect("structured content")
+    if let Some(structured) = &result.structured_content {
+        return structured.clone();
+    }
+    assert_eq!(
+        result.is_error,
+        Some(true),
+        "only an error goes without structured content"
+    );
+    let text = result
+        .content
+        .first()
+        .and_then(|c| c.as_text())
+        .map(|t| t.text.clone())
+        .expect("the problem as text");
+    serde_json::from_str(&text).expect("the problem's text is JSON")
 }
 
 /// `create_ticket` with `operation_id` and a title, on any client.

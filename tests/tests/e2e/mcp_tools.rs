@@ -513,7 +513,50 @@ async fn wrong_typed_and_unknown_arguments_are_invalid_by_name(db: TestDatabase)
     );
 }
 
+/// A read tool's error keeps to its output schema: its problem goes as
+/// JSON text, with no structured content (which the schema, describing
+/// what the tool reads, could not admit: the MCP Inspector failed such
+/// calls). A write tool's error stays structured: its schema includes it.
+async fn read_tool_errors_send_no_structured_content(db: TestDatabase) {
+    let app = TestApp::spawn(&db).await;
+    let acme = app.tenant("acme").await;
+    let client = connect(&app, &acme.token, Protocol::Stateless).await;
+    let missing = uuid::Uuid::now_v7().to_string();
+    for (tool, args, error) in [
+        ("get_ticket", json!({"ticket_id": missing}), "not_found"),
+        ("list_comments", json!({"ticket_id": missing}), "not_found"),
+        ("list_tickets", json!({"limit": 0}), "invalid"),
+        (
+            "get_operation_status",
+            json!({"operation_id": "x"}),
+            "invalid",
+        ),
+    ] {
+        let result = call(&client, tool, args).await;
+        assert_eq!(result.is_error, Some(true), "{tool}");
+        assert!(
+            result.structured_content.is_none(),
+            "{tool}: a problem outside the tool's output schema: {result:?}"
+        );
+        let body = content(&result);
+        assert_eq!(body["error"], error, "{tool}: {body}");
+        assert!(body["next_step"].is_string(), "{tool}: {body}");
+    }
+    let write = call(
+        &client,
+        "create_ticket",
+        json!({"operation_id": fresh_key(), "project_id": "ops"}),
+    )
+    .await;
+    assert_eq!(write.is_error, Some(true));
+    assert!(
+        write.structured_content.is_some(),
+        "a write's problem is structured"
+    );
+}
+
 kitchen::on_both_databases!(
+    read_tool_errors_send_no_structured_content,
     a_status_lookup_with_an_impossible_id_says_so,
     wrong_typed_and_unknown_arguments_are_invalid_by_name,
     retry_with_the_same_operation_id_replays,

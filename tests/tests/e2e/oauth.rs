@@ -109,6 +109,19 @@ async fn problem(response: reqwest::Response, status: u16, slug: &str) -> Value 
     body
 }
 
+/// A JSON-RPC error answer of `/mcp` with `status`: its message.
+async fn json_rpc_error(response: reqwest::Response, status: u16) -> String {
+    assert_eq!(response.status(), status);
+    assert_eq!(response.headers()["content-type"], "application/json");
+    let body: Value = response.json().await.expect("a JSON-RPC error");
+    assert_eq!(body["jsonrpc"], "2.0", "{body}");
+    assert_eq!(body["error"]["code"], -32000, "{body}");
+    body["error"]["message"]
+        .as_str()
+        .expect("a message")
+        .to_owned()
+}
+
 async fn an_access_token_works_on_both_doors_and_static_tokens_still_do(db: TestDatabase) {
     let idp = TestIdp::start().await;
     let OAuthApp {
@@ -275,10 +288,12 @@ async fn refused_tokens_are_401_naming_the_resource_metadata(db: TestDatabase) {
         let body = problem(refused, 401, "unauthorized").await;
         let detail = body["detail"].as_str().unwrap_or_default();
         assert!(detail.contains(says), "{case}: {detail}");
-        // The same refusal on /mcp: a 401 problem document too.
+        // The same refusal on /mcp: the same status and challenge, with a
+        // JSON-RPC body saying the same (an MCP SDK shows it).
         let over_mcp = mcp_post(&app, token, create_call(&key)).await;
-        assert_eq!(over_mcp.status(), 401, "{case} over /mcp");
         assert!(challenge(&over_mcp).contains("invalid_token"), "{case}");
+        let said = json_rpc_error(over_mcp, 401).await;
+        assert!(said.contains(says), "{case} over /mcp: {said}");
     }
     assert_eq!(
         app.ticket_count(&acme).await,
@@ -518,13 +533,8 @@ async fn without_oauth_nothing_points_to_a_sign_in_that_cannot_succeed(db: TestD
     assert_eq!(anonymous.status(), 401);
     let header = challenge(&anonymous);
     assert!(!header.contains("resource_metadata"), "{header}");
-    let body = problem(anonymous, 401, "unauthorized").await;
-    assert!(
-        body["detail"]
-            .as_str()
-            .is_some_and(|d| d.contains("tickets token issue")),
-        "{body}"
-    );
+    let said = json_rpc_error(anonymous, 401).await;
+    assert!(said.contains("tickets token issue"), "{said}");
     // Every address a client guesses says the same: send a static token.
     for path in [
         "/.well-known/oauth-protected-resource",

@@ -252,10 +252,63 @@ async fn unknown_addresses_and_methods_are_problems(db: TestDatabase) {
     assert_eq!(described["status"], 422);
 }
 
+/// A 404 names what was looked for, but never echoes a huge "id" whole.
+async fn a_not_found_echoes_a_bounded_id(db: TestDatabase) {
+    let app = TestApp::spawn(&db).await;
+    let acme = app.tenant("acme").await;
+    let huge = "x".repeat(60 * 1024);
+    let response = app.get(&acme, &format!("/v1/tickets/{huge}")).await;
+    assert_eq!(response.status(), 404);
+    let body = response.text().await.expect("a body");
+    assert!(body.len() < 1024, "{} bytes", body.len());
+    assert!(body.contains(&"x".repeat(80)), "{body}");
+    assert!(body.contains("more characters"), "{body}");
+}
+
 kitchen::on_both_databases!(
+    a_not_found_echoes_a_bounded_id,
     bad_requests_are_refused_and_write_nothing,
     an_oversized_body_is_413_and_writes_nothing,
     a_description_over_the_limit_is_a_field_error,
     missing_or_wrong_credentials_are_401,
     unknown_addresses_and_methods_are_problems,
 );
+
+/// A body trickled past the request timeout never reached a handler: a
+/// `408 body-timeout` saying nothing was done, not the `503 timeout` of a
+/// request that ran too long (which may have written).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_that_never_arrives_is_a_408_that_did_nothing() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let db = TestDatabase::sqlite();
+    let app = TestApp::spawn_with(
+        &db,
+        kitchen::KitchenConfig::default(),
+        std::time::Duration::from_millis(500),
+    )
+    .await;
+    let acme = app.tenant("acme").await;
+    let key = fresh_key();
+    let address = app.address.trim_start_matches("http://").to_owned();
+    let mut stream = tokio::net::TcpStream::connect(&address)
+        .await
+        .expect("connect");
+    let head = format!(
+        "POST /v1/tickets HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {}\r\n\
+         Idempotency-Key: {key}\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n\
+         {{\"project_id\":",
+        acme.token
+    );
+    stream.write_all(head.as_bytes()).await.expect("send");
+    let mut answer = Vec::new();
+    let _ = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        stream.read_to_end(&mut answer),
+    )
+    .await;
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("/problems/body-timeout"), "{answer}");
+    assert!(answer.contains("nothing was done"), "{answer}");
+    nothing_written(&app, &acme, &key).await;
+}

@@ -547,8 +547,14 @@ pub(crate) const INTERNAL: &str = "The server failed and logged why; whether a w
 is unknown. Call get_operation_status with the same operation_id and action, or retry the write \
 with the same operation_id and arguments.";
 
+/// The JSON-RPC error code of a storage fault: the database cannot be used
+/// right now (down, full, locked by another program): retry later, with
+/// the same `operation_id`; `data` says why, whether anything was written
+/// and when.
+pub const DATABASE_UNAVAILABLE: i64 = -32003;
+
 /// A storage fault (a JSON-RPC error with code
-/// [`DATABASE_UNAVAILABLE`](crate::http_edge::DATABASE_UNAVAILABLE)): what
+/// [`DATABASE_UNAVAILABLE`]): what
 /// happened, whether anything was written, and when to call again.
 pub fn database_unavailable(fault: StorageFault, written: Written) -> String {
     let wait = fault.retry_after().as_secs().max(1);

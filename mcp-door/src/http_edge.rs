@@ -57,10 +57,7 @@ pub const INVALID_PARAMS: i64 = -32602;
 pub const TRANSPORT_REFUSED: i64 = -32000;
 /// The server stopped waiting for the call.
 pub const REQUEST_TIMEOUT: i64 = -32001;
-/// The database cannot be used right now (down, full, locked by another
-/// program): retry later, with the same `operation_id`; `data` says why,
-/// whether anything was written and when.
-pub const DATABASE_UNAVAILABLE: i64 = -32003;
+pub use crate::contract::DATABASE_UNAVAILABLE;
 
 /// An oversized body up to this size is read to its end (and dropped)
 /// before the `413`, so that a client still writing it reads the answer

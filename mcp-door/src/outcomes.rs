@@ -444,7 +444,7 @@ pub(crate) fn structured_error<T: Serialize>(value: &T) -> CallToolResult {
 ///
 /// A storage fault (the database cannot be used right now) is no bug: a
 /// retryable JSON-RPC error with code
-/// [`DATABASE_UNAVAILABLE`](crate::http_edge::DATABASE_UNAVAILABLE),
+/// [`DATABASE_UNAVAILABLE`](contract::DATABASE_UNAVAILABLE),
 /// whose `data` says why, whether anything was written and when to call
 /// again, as the REST door's `503 database-unavailable` does.
 pub(crate) fn unexpected(error: KitchenError) -> McpError {
@@ -466,7 +466,7 @@ pub(crate) fn unexpected(error: KitchenError) -> McpError {
 /// The JSON-RPC error for a storage fault.
 pub(crate) fn database_unavailable(fault: StorageFault, written: Written) -> McpError {
     McpError::new(
-        rmcp::model::ErrorCode(crate::http_edge::DATABASE_UNAVAILABLE as i32),
+        rmcp::model::ErrorCode(contract::DATABASE_UNAVAILABLE as i32),
         contract::database_unavailable(fault, written),
         Some(serde_json::json!({
             "reason": fault.as_str(),

@@ -52,6 +52,11 @@ pub struct ServeSettings {
     /// backlog. Keep it below the process's file-descriptor limit
     /// (`ulimit -n`) minus the database pool.
     pub max_connections: usize,
+    /// Most connections one client address may hold open at once; past it
+    /// a new connection from that address is closed as soon as it is
+    /// accepted, so one client (a flood of half-sent requests) cannot fill
+    /// `max_connections` and starve everyone else.
+    pub max_connections_per_client: usize,
     /// On shutdown, how long requests in flight may take to finish; then
     /// the connections still open are dropped and the server returns. A
     /// create dropped this way still commits or rolls back on its own task.
@@ -78,6 +83,10 @@ impl Default for ServeSettings {
             // Well under the 20,000-odd connections that exhaust a typical
             // file-descriptor limit; at ~35 KB each, about 140 MB at most.
             max_connections: 4096,
+            // A sixteenth of the whole: far more than any one real client
+            // (a browser opens 6, a load test tens) or a small office
+            // behind one address needs.
+            max_connections_per_client: 256,
             // As long as the request timeout: a request that respects it
             // can finish.
             shutdown_grace: Duration::from_secs(30),
@@ -196,6 +205,7 @@ impl Application {
                 header_read_timeout: settings.header_read_timeout,
                 idle_timeout: settings.idle_timeout,
                 max_connections: settings.max_connections,
+                max_connections_per_client: settings.max_connections_per_client,
                 shutdown_grace: settings.shutdown_grace,
             },
         })

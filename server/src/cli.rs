@@ -106,6 +106,17 @@ pub struct ServeArgs {
         value_parser = clap::value_parser!(u32).range(1..)
     )]
     pub max_http_connections: u32,
+    /// Most HTTP connections one client address may hold open at once;
+    /// past it a new connection from that address is closed at once, so
+    /// one client cannot starve the others (behind a proxy every client has
+    /// the proxy's address: raise it, or let the proxy limit clients).
+    #[arg(
+        long,
+        env = "MAX_HTTP_CONNECTIONS_PER_CLIENT",
+        default_value_t = 256,
+        value_parser = clap::value_parser!(u32).range(1..)
+    )]
+    pub max_http_connections_per_client: u32,
     /// Seconds requests in flight get to finish on shutdown (SIGTERM,
     /// Ctrl-C); then the connections still open are dropped and the process
     /// exits. A create dropped this way still commits or rolls back.

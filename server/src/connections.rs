@@ -14,14 +14,20 @@
 //! - a semaphore permit per connection caps how many are open: when none is
 //!   left, the loop stops accepting and new clients wait in the kernel's
 //!   backlog, not in this process's memory;
+//! - each client address may hold at most `max_connections_per_client` of
+//!   them: past it, a new connection from that address is closed as soon
+//!   as it is accepted, so one client re-opening half-sent requests cannot
+//!   fill the limit and starve the others (who keep being accepted);
 //! - on shutdown the listener closes, every connection finishes the request
 //!   it is serving, and whatever is still open after the grace period is
 //!   dropped. A create cut off this way still commits or rolls back: the
 //!   kitchen runs it on its own task.
 
+use std::collections::HashMap;
 use std::future::Future;
-use std::sync::Arc;
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use axum::Router;
@@ -50,7 +56,64 @@ pub(crate) struct Limits {
     pub(crate) header_read_timeout: Duration,
     pub(crate) idle_timeout: Duration,
     pub(crate) max_connections: usize,
+    pub(crate) max_connections_per_client: usize,
     pub(crate) shutdown_grace: Duration,
+}
+
+/// How many connections each client address holds open.
+#[derive(Debug, Default)]
+struct PerClient {
+    open: Mutex<HashMap<IpAddr, usize>>,
+}
+
+/// One client's place under its cap; freed when dropped.
+struct ClientSlot {
+    clients: Arc<PerClient>,
+    address: IpAddr,
+}
+
+impl PerClient {
+    /// A place for one more connection from `address`, unless it already
+    /// holds `cap`.
+    fn take(self: &Arc<Self>, address: IpAddr, cap: usize) -> Option<ClientSlot> {
+        let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
+        let count = open.entry(address).or_insert(0);
+        if *count >= cap {
+            return None;
+        }
+        *count += 1;
+        Some(ClientSlot {
+            clients: Arc::clone(self),
+            address,
+        })
+    }
+}
+
+impl Drop for ClientSlot {
+    fn drop(&mut self) {
+        let mut open = self
+            .clients
+            .open
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(count) = open.get_mut(&self.address) {
+            *count -= 1;
+            if *count == 0 {
+                open.remove(&self.address);
+            }
+        }
+    }
+}
+
+/// Where the accept loop is: the connection limit, each client's cap, and
+/// when it last warned about either.
+struct Admission {
+    permits: Arc<Semaphore>,
+    limit: usize,
+    clients: Arc<PerClient>,
+    per_client: usize,
+    last_limit_warning: Option<Instant>,
+    last_client_warning: Option<Instant>,
 }
 
 /// Serves `router` on `listener` until `shutdown` resolves, then drains the
@@ -67,13 +130,19 @@ pub(crate) async fn serve(
     let http = Arc::new(http);
     // A zero limit would never accept; more than the semaphore can count
     // would panic.
-    let permits = Arc::new(Semaphore::new(
-        limits.max_connections.clamp(1, Semaphore::MAX_PERMITS),
-    ));
+    let mut admission = Admission {
+        permits: Arc::new(Semaphore::new(
+            limits.max_connections.clamp(1, Semaphore::MAX_PERMITS),
+        )),
+        limit: limits.max_connections,
+        clients: Arc::default(),
+        per_client: limits.max_connections_per_client.max(1),
+        last_limit_warning: None,
+        last_client_warning: None,
+    };
     // Never sent on: dropping it tells every connection to finish up.
     let (closing, closing_rx) = watch::channel(());
     let mut connections = JoinSet::new();
-    let mut last_limit_warning = None;
     tokio::pin!(shutdown);
 
     loop {
@@ -85,16 +154,16 @@ pub(crate) async fn serve(
         let next = tokio::select! {
             biased;
             () = &mut shutdown => break,
-            next = next_connection(&listener, &permits, limits.max_connections, &mut last_limit_warning) => next,
+            next = next_connection(&listener, &mut admission) => next,
         };
-        let Some((stream, permit)) = next else { break };
+        let Some((stream, places)) = next else { break };
         connections.spawn(serve_connection(
             stream,
             router.clone(),
             Arc::clone(&http),
             closing_rx.clone(),
             limits.idle_timeout,
-            permit,
+            places,
         ));
     }
 
@@ -125,34 +194,62 @@ pub(crate) async fn serve(
     }
 }
 
-/// Waits for room under the connection limit, then for a connection.
-/// `None` only if the semaphore was closed, which nothing does.
+/// A connection's places: under the connection limit, and under its
+/// client's cap. Both are freed when it ends.
+struct Places {
+    _permit: OwnedSemaphorePermit,
+    _client: ClientSlot,
+}
+
+/// Waits for room under the connection limit, then for a connection from a
+/// client under its cap (one over it is closed at once). `None` only if the
+/// semaphore was closed, which nothing does.
 async fn next_connection(
     listener: &TcpListener,
-    permits: &Arc<Semaphore>,
-    limit: usize,
-    last_warning: &mut Option<Instant>,
-) -> Option<(TcpStream, OwnedSemaphorePermit)> {
+    admission: &mut Admission,
+) -> Option<(TcpStream, Places)> {
     // The permit comes first: while none is free nothing is accepted, so the
     // kernel holds new clients in the backlog (and refuses them past it).
-    let permit = match Arc::clone(permits).try_acquire_owned() {
+    let permit = match Arc::clone(&admission.permits).try_acquire_owned() {
         Ok(permit) => permit,
         Err(TryAcquireError::Closed) => return None,
         Err(TryAcquireError::NoPermits) => {
-            if last_warning.is_none_or(|at| at.elapsed() >= LIMIT_WARNING_EVERY) {
-                *last_warning = Some(Instant::now());
+            if due(&mut admission.last_limit_warning) {
                 tracing::warn!(
-                    limit,
+                    limit = admission.limit,
                     "connection limit reached: not accepting until a connection closes"
                 );
             }
-            Arc::clone(permits).acquire_owned().await.ok()?
+            Arc::clone(&admission.permits).acquire_owned().await.ok()?
         }
     };
     let mut pause = MIN_ACCEPT_PAUSE;
     loop {
         match listener.accept().await {
-            Ok((stream, _peer)) => return Some((stream, permit)),
+            Ok((stream, peer)) => {
+                match admission.clients.take(peer.ip(), admission.per_client) {
+                    Some(client) => {
+                        return Some((
+                            stream,
+                            Places {
+                                _permit: permit,
+                                _client: client,
+                            },
+                        ));
+                    }
+                    None => {
+                        if due(&mut admission.last_client_warning) {
+                            tracing::warn!(
+                                client = %peer.ip(),
+                                cap = admission.per_client,
+                                "a client holds as many connections as it may: closing its new ones"
+                            );
+                        }
+                        // Dropped: closed. The permit stays for the next.
+                        drop(stream);
+                    }
+                }
+            }
             // The client gave up before we took its connection: nothing to
             // wait for.
             Err(e) if is_connection_error(&e) => {
@@ -174,6 +271,16 @@ async fn next_connection(
     }
 }
 
+/// Whether a warning last given at `last` may be given again now (and
+/// notes that it is).
+fn due(last: &mut Option<Instant>) -> bool {
+    if last.is_none_or(|at| at.elapsed() >= LIMIT_WARNING_EVERY) {
+        *last = Some(Instant::now());
+        return true;
+    }
+    false
+}
+
 /// Errors about one connection, not about the listener.
 fn is_connection_error(e: &std::io::Error) -> bool {
     matches!(
@@ -185,14 +292,14 @@ fn is_connection_error(e: &std::io::Error) -> bool {
 }
 
 /// Serves one connection until it ends, the idle timeout passes, or the
-/// server stops; `_permit` frees its place under the limit when it ends.
+/// server stops; `_places` frees its places under the limits when it ends.
 async fn serve_connection(
     stream: TcpStream,
     router: Router,
     http: Arc<http1::Builder>,
     mut closing: watch::Receiver<()>,
     idle_timeout: Duration,
-    _permit: OwnedSemaphorePermit,
+    _places: Places,
 ) {
     // When the last request started, in milliseconds since the connection
     // opened (an atomic: the service sets it, this task reads it).

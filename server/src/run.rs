@@ -243,6 +243,8 @@ async fn serve(database_url: &str, args: ServeArgs, metrics: Metrics) -> anyhow:
         header_read_timeout: Duration::from_secs(args.header_read_timeout_secs),
         idle_timeout: Duration::from_secs(args.idle_timeout_secs),
         max_connections: usize::try_from(args.max_http_connections).unwrap_or(usize::MAX),
+        max_connections_per_client: usize::try_from(args.max_http_connections_per_client)
+            .unwrap_or(usize::MAX),
         shutdown_grace: Duration::from_secs(args.shutdown_grace_secs),
         sweep_every: Duration::from_secs(args.sweep_every_secs),
         oauth: args.oauth.settings()?,

@@ -123,7 +123,7 @@ async fn invalid_arguments_create_nothing_and_keep_the_key(db: TestDatabase) {
     );
     let step = status["next_step"].as_str().expect("a next_step");
     assert!(
-        step.starts_with("Nothing was recorded under this operation_id"),
+        step.starts_with("Nothing is recorded under this operation_id yet"),
         "{step}"
     );
     assert_eq!(status["retry_safe"], true);

@@ -159,6 +159,9 @@ async fn stalled_clients_neither_block_the_server_nor_stay_connected() {
     let server = Server::start(&[
         ("HEADER_READ_TIMEOUT_SECS", "1"),
         ("SHUTDOWN_GRACE_SECS", "2"),
+        // They all come from one address here; the per-client cap has a
+        // test of its own.
+        ("MAX_HTTP_CONNECTIONS_PER_CLIENT", "1000"),
     ])
     .await;
     let pid = server.pid();
@@ -209,6 +212,56 @@ async fn stalled_clients_neither_block_the_server_nor_stay_connected() {
         "server fds: {fds_before} before, {fds_after} after the stalled clients were closed"
     );
     server.assert_healthy().await;
+}
+
+/// One client flooding half-sent requests fills only its own share: past
+/// its cap its new connections are closed at once (long before the
+/// header-read timeout), while another client is served promptly.
+#[tokio::test]
+async fn one_client_cannot_take_every_connection() {
+    const CAP: usize = 8;
+    let server = Server::start(&[
+        ("HEADER_READ_TIMEOUT_SECS", "30"),
+        ("MAX_HTTP_CONNECTIONS_PER_CLIENT", "8"),
+    ])
+    .await;
+    let mut flood = Vec::with_capacity(CAP);
+    for _ in 0..CAP {
+        flood.push(server.connect_and_send(HALF_REQUEST).await);
+    }
+    // Its next one is closed at once, with nothing said.
+    let mut over = server.connect_and_send(HALF_REQUEST).await;
+    let closed = tokio::time::timeout(Duration::from_secs(5), read_until_closed(&mut over))
+        .await
+        .expect("closed at once, not after the 30 s header-read timeout");
+    assert!(closed.is_empty());
+
+    // Another client (another loopback address) is served at once.
+    let socket = tokio::net::TcpSocket::new_v4().expect("a socket");
+    socket
+        .bind(SocketAddr::from(([127, 0, 0, 2], 0)))
+        .expect("bind 127.0.0.2");
+    let mut other = socket.connect(server.addr()).await.expect("connect");
+    other.write_all(HEALTH_REQUEST).await.expect("send");
+    let head = tokio::time::timeout(PROMPTLY, read_head(&mut other))
+        .await
+        .expect("another client is answered promptly");
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+
+    // Once the flood lets go, the first client is served again.
+    drop(flood);
+    let mut again = None;
+    for _ in 0..50 {
+        let mut stream = server.connect_and_send(HEALTH_REQUEST).await;
+        let mut first = [0_u8; 12];
+        if stream.read_exact(&mut first).await.is_ok() {
+            again = Some(String::from_utf8_lossy(&first).into_owned());
+            break;
+        }
+        // The server sees the flood's connections close a moment later.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(again.as_deref(), Some("HTTP/1.1 200"));
 }
 
 #[tokio::test]

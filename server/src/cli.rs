@@ -289,8 +289,9 @@ pub struct BackendArgs {
     /// Milliseconds between background reconciliation passes.
     #[arg(long, env = "RECONCILE_EVERY_MS", default_value_t = 5_000)]
     pub reconcile_every_ms: u64,
-    /// The most calls to the provider (dispatches and searches) for one
-    /// effect whose outcome is unknown. Past it the effect stays unknown,
+    /// The most calls to the provider (dispatches and the reconciler's own
+    /// searches; those made for a caller's retry or status read do not
+    /// count) for one effect whose outcome is unknown. Past it the effect stays unknown,
     /// is no longer reconciled, and is logged for an operator to check the
     /// provider.
     #[arg(long, env = "PROVIDER_MAX_ATTEMPTS", default_value_t = 20,

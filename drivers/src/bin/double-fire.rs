@@ -60,14 +60,24 @@ struct Args {
     /// was told in PROVIDER_DEDUP_WINDOW_MS (check 16; skipped without it).
     #[arg(long)]
     provider_dedup_window_ms: Option<u64>,
+    /// The server's PROVIDER_TIMEOUT_MS (read from the same variable, with
+    /// the server's default), so that the hang fault outlasts it.
+    #[arg(long, env = "PROVIDER_TIMEOUT_MS", default_value_t = 10_000)]
+    server_provider_timeout_ms: u64,
+    /// The server's PROVIDER_MAX_INFLIGHT_MS (read from the same variable,
+    /// with the server's default), so that a check waits long enough for a
+    /// search to prove absence.
+    #[arg(long, env = "PROVIDER_MAX_INFLIGHT_MS", default_value_t = 30_000)]
+    server_provider_max_inflight_ms: u64,
     /// How long (ms) the hang fault keeps a request open; must exceed the
-    /// server's PROVIDER_TIMEOUT_MS.
-    #[arg(long, default_value_t = 2_000)]
-    provider_hang_ms: u64,
+    /// server's PROVIDER_TIMEOUT_MS. Default: that plus 2 s.
+    #[arg(long)]
+    provider_hang_ms: Option<u64>,
     /// How long (s) a check retries an unknown outcome before giving up on
     /// it settling; must exceed the server's PROVIDER_MAX_INFLIGHT_MS.
-    #[arg(long, default_value_t = 60)]
-    settle_within_secs: u64,
+    /// Default: twice that plus 30 s (the reconciler's backoff).
+    #[arg(long)]
+    settle_within_secs: Option<u64>,
 }
 
 fn parse_action(raw: &str) -> Result<Action, String> {
@@ -104,8 +114,14 @@ async fn main() -> anyhow::Result<()> {
         provider: args.provider_url.map(|url| ProviderTarget {
             url: url.trim_end_matches('/').to_owned(),
             dedup_window: args.provider_dedup_window_ms.map(Duration::from_millis),
-            hang: Duration::from_millis(args.provider_hang_ms),
-            settle_within: Duration::from_secs(args.settle_within_secs),
+            hang: Duration::from_millis(
+                args.provider_hang_ms
+                    .unwrap_or(args.server_provider_timeout_ms + 2_000),
+            ),
+            settle_within: Duration::from_secs(
+                args.settle_within_secs
+                    .unwrap_or((2 * args.server_provider_max_inflight_ms).div_ceil(1000) + 30),
+            ),
         }),
     };
     let options = Options {

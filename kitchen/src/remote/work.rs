@@ -531,7 +531,9 @@ impl Remote {
         detail: &str,
         next_check_ms: i64,
     ) -> Result<Outcome<A::Result>, KitchenError> {
-        let made = i64::from(attempt.number);
+        // Counted, not numbered: a caller's searches are not the
+        // reconciler's to spend (see `effects::capped_attempts`).
+        let made = effects::capped_attempts(&self.db, &job.scope).await?;
         let last = made >= i64::from(self.settings.max_attempts);
         let gave_up = last.then(|| gave_up_detail(made, &job.external_ref, attempt.detail));
         let settle = Settle::Unknown {

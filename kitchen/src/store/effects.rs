@@ -131,14 +131,21 @@ const INSERT_ATTEMPT: &str = "INSERT INTO operation_attempts \
 const FINISH_ATTEMPT: &str = "UPDATE operation_attempts SET finished_at = $5, result = $6, detail = $7 \
      WHERE tenant_id = $1 AND action = $2 AND operation_key = $3 AND attempt_no = $4";
 
-/// The attempts that count against the cap: all of an effect's, while its
-/// outcome is unknown or in progress; none once it provably failed (then
-/// nothing was made, and a caller's retry may always send again).
+/// The attempts that count against the cap, while an effect's outcome is
+/// unknown or in progress (none once it provably failed: then nothing was
+/// made, and a caller's retry may always send again): every dispatch, and
+/// the reconciler's own searches. A search a caller's retry or status read
+/// made does not count: the cap is the reconciler's budget, and callers
+/// who ask often (a client polling, an agent retrying) would otherwise
+/// spend it within seconds, long before a search can prove absence (only
+/// after the in-flight bound), leaving for good `unknown` an effect the
+/// provider never made.
 const COUNT_CAPPED_ATTEMPTS: &str = "SELECT COUNT(*) FROM operation_attempts a \
      JOIN operations o ON o.tenant_id = a.tenant_id AND o.action = a.action \
      AND o.operation_key = a.operation_key \
      WHERE a.tenant_id = $1 AND a.action = $2 AND a.operation_key = $3 \
-     AND o.state IN ('in_progress', 'unknown')";
+     AND o.state IN ('in_progress', 'unknown') \
+     AND NOT (a.kind = 'lookup' AND a.trigger IN ('retry', 'status'))";
 
 /// Gives up on an effect whose attempts are exhausted, under its lease:
 /// `unknown` (an `in_progress` one was left by a worker that died during
@@ -289,6 +296,16 @@ pub(crate) async fn take_lease(
         .await?
         .rows_affected());
     Ok(done == 1)
+}
+
+/// How many of the effect's attempts count against the cap (see
+/// `COUNT_CAPPED_ATTEMPTS`).
+pub(crate) async fn capped_attempts(db: &Db, scope: &Scope) -> Result<i64, KitchenError> {
+    Ok(
+        on_db!(db, pool => bind_scope!(sqlx::query_scalar::<_, i64>(COUNT_CAPPED_ATTEMPTS), scope)
+        .fetch_one(pool)
+        .await?),
+    )
 }
 
 /// Gives a lease back without settling (a lookup that changed nothing is

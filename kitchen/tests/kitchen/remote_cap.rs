@@ -115,15 +115,17 @@ async fn a_provider_that_never_answers_is_given_up_on_at_the_cap(db: TestDatabas
     };
     assert_eq!(kitchen.unresolved_effects().await.expect("count"), 0);
 
-    // 1: the dispatch times out; 2: a status read searches; 3: the
-    // reconciler searches, and that was the last attempt.
+    // 1: the dispatch times out; a status read searches (not counted: the
+    // cap is the reconciler's); 2 and 3: the reconciler searches, and that
+    // was the last attempt.
     let first = unknown(effect.create().await);
     assert!(!first.contains("gave up"), "{first}");
     let status = effect.status().await;
     assert_eq!(status.record.state, OperationState::Unknown);
     assert_eq!(effect.pass().await, 1);
-    assert_eq!(provider.calls(), (1, 2));
-    assert_eq!(effect.attempts().await, 3);
+    assert_eq!(effect.pass().await, 1);
+    assert_eq!(provider.calls(), (1, 3));
+    assert_eq!(effect.attempts().await, 4);
 
     // Past the cap: no pass finds it due, no status read or retry calls.
     for _ in 0..3 {
@@ -137,10 +139,69 @@ async fn a_provider_that_never_answers_is_given_up_on_at_the_cap(db: TestDatabas
     provider.resume_answering();
     assert_eq!(effect.pass().await, 0);
     says_it_gave_up(&unknown(effect.create().await), CAP);
-    assert_eq!(effect.attempts().await, 3, "no attempt past the cap");
-    assert_eq!(provider.calls(), (1, 2), "no call past the cap");
+    assert_eq!(effect.attempts().await, 4, "no attempt past the cap");
+    assert_eq!(provider.calls(), (1, 3), "no call past the cap");
     assert_eq!(provider.total(), 0, "nothing was made");
     assert_eq!(kitchen.unresolved_effects().await.expect("count"), 1);
+}
+
+/// Callers who ask often do not spend the reconciler's budget: a create
+/// lost before the provider made anything, asked about many times while a
+/// search cannot yet prove absence (within the in-flight bound), stays
+/// `unknown` without being given up; once the bound has passed, a status
+/// read proves it absent, and the caller's retry sends it. (Before, each
+/// read's search counted: the cap was spent within seconds and the effect
+/// stayed `unknown` for good although the provider had nothing.)
+async fn status_reads_do_not_spend_the_reconcilers_budget(db: TestDatabase) {
+    const IN_FLIGHT: Duration = Duration::from_millis(300);
+    let provider = FakeProvider::ignoring_keys();
+    let kitchen = db
+        .kitchen_with(KitchenConfig {
+            backend: TicketBackend::Remote {
+                provider: Arc::new(provider.clone()),
+                settings: RemoteSettings {
+                    max_inflight: IN_FLIGHT,
+                    ..settings(CAP)
+                },
+            },
+            ..KitchenConfig::default()
+        })
+        .await;
+    let (tenant, _) = tenant_with_token(&kitchen, "acme").await;
+    let effect = Effect {
+        kitchen: &kitchen,
+        tenant: tenant.id,
+        key: fresh_key(),
+    };
+    provider.fail_next_dispatch(DispatchFault::FailBeforeCommit);
+    let started = std::time::Instant::now();
+    unknown(effect.create().await);
+    let mut reads = 0;
+    while started.elapsed() < IN_FLIGHT / 2 || reads < 3 * CAP {
+        let status = effect.status().await;
+        assert_eq!(status.record.state, OperationState::Unknown, "read {reads}");
+        reads += 1;
+    }
+    assert!(
+        started.elapsed() < IN_FLIGHT,
+        "the reads ran within the bound"
+    );
+    assert!(provider.calls().1 >= 3 * CAP as usize, "each read searched");
+    assert_eq!(
+        kitchen.unresolved_effects().await.expect("count"),
+        0,
+        "not given up"
+    );
+
+    tokio::time::sleep(IN_FLIGHT).await;
+    let status = effect.status().await;
+    assert_eq!(
+        status.record.state,
+        OperationState::FailedBeforeEffect,
+        "past the bound a search proves the ticket absent"
+    );
+    created(effect.create().await);
+    assert_eq!(provider.total(), 1, "one ticket at the provider");
 }
 
 /// An effect already past a cap that was lowered since is given up on by
@@ -210,6 +271,7 @@ async fn the_local_backend_has_nothing_unresolved(db: TestDatabase) {
 kitchen::on_both_databases!(
     a_provider_that_never_answers_is_given_up_on_at_the_cap,
     a_lowered_cap_gives_up_at_the_next_pass,
+    status_reads_do_not_spend_the_reconcilers_budget,
     a_provable_failure_is_not_capped,
     the_local_backend_has_nothing_unresolved,
 );

@@ -162,6 +162,11 @@ impl Client {
         Ok(self.journal.pending().await?)
     }
 
+    /// Every entry of the journal, settled or not, oldest first.
+    pub async fn entries(&self) -> Result<Vec<JournalEntry>, ClientError> {
+        Ok(self.journal.entries().await?)
+    }
+
     /// One ticket.
     pub async fn get_ticket(&self, ticket_id: TicketId) -> Result<Read<Ticket>, ClientError> {
         Ok(reads::read(&self.network, &self.bounds, "ticket", || {

@@ -133,19 +133,34 @@ async fn write(
 ) -> anyhow::Result<i32> {
     let client = client(connection).await?;
     let action = request.action().as_str().to_owned();
-    let left_pending = if key.resume {
-        client.pending().await?.into_iter().find(|entry| {
-            entry.request() == &request && key.key.as_ref().is_none_or(|k| k == entry.key())
-        })
-    } else {
-        None
+    let same = |entry: &JournalEntry| {
+        entry.request() == &request && key.key.as_ref().is_none_or(|k| k == entry.key())
     };
-    let (entry, settled) = match left_pending {
-        Some(entry) => {
+    // With --resume, this same request in the journal is this same intent:
+    // one left pending is finished; one already settled (a rerun after it
+    // succeeded) is sent again under its key, which replays its answer
+    // and makes nothing new. Only without it is a new intent (a new key)
+    // made.
+    let (left_pending, settled_before) = if key.resume {
+        let pending = client.pending().await?.into_iter().find(|e| same(e));
+        let before = match pending {
+            Some(_) => None,
+            None => client.entries().await?.into_iter().rev().find(|e| same(e)),
+        };
+        (pending, before)
+    } else {
+        (None, None)
+    };
+    let (entry, settled) = match (left_pending, settled_before) {
+        (Some(entry), _) => {
             let settled = client.finish(&entry).await?;
             (Some(entry), settled)
         }
-        None => {
+        (None, Some(entry)) => {
+            let intent = Intent::with_key(entry.key().clone(), request);
+            (Some(entry), client.submit(intent).await?)
+        }
+        (None, None) => {
             let intent = match key.key {
                 Some(key) => Intent::with_key(key, request),
                 None => Intent::new(request),

@@ -93,4 +93,9 @@ impl Journal for MemoryJournal {
         });
         Box::pin(async move { Ok(pending) })
     }
+
+    fn entries(&self) -> JournalFuture<'_, Vec<JournalEntry>> {
+        let all = self.with_entries(|entries| entries.iter().map(|k| k.entry.clone()).collect());
+        Box::pin(async move { Ok(all) })
+    }
 }

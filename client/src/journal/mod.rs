@@ -59,6 +59,10 @@ pub trait Journal: fmt::Debug + Send + Sync {
 
     /// Every entry not settled yet, oldest first.
     fn pending(&self) -> JournalFuture<'_, Vec<JournalEntry>>;
+
+    /// Every entry, settled or not, oldest first: what a rerun of the same
+    /// command looks in to find its intent (and key) again.
+    fn entries(&self) -> JournalFuture<'_, Vec<JournalEntry>>;
 }
 
 /// A journal entry's id.

@@ -167,6 +167,17 @@ impl SqliteJournal {
         .map_err(JournalError::storage)?;
         rows.into_iter().map(read_row).collect()
     }
+
+    async fn all_entries(&self) -> Result<Vec<JournalEntry>, JournalError> {
+        let rows: Vec<Row> = sqlx::query_as(
+            "SELECT entry_id, operation_key, request, created_at FROM journal_entries
+             ORDER BY entry_id",
+        )
+        .fetch_all(&self.pool)
+        .await
+        .map_err(JournalError::storage)?;
+        rows.into_iter().map(read_row).collect()
+    }
 }
 
 /// An entry read back; anything that does not read is named.
@@ -199,5 +210,9 @@ impl Journal for SqliteJournal {
 
     fn pending(&self) -> JournalFuture<'_, Vec<JournalEntry>> {
         Box::pin(self.pending_entries())
+    }
+
+    fn entries(&self) -> JournalFuture<'_, Vec<JournalEntry>> {
+        Box::pin(self.all_entries())
     }
 }

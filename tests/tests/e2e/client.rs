@@ -700,6 +700,55 @@ async fn the_cli_rerun_with_resume_finishes_what_a_killed_run_left(db: TestDatab
     assert!(nothing_left.stdout.is_empty(), "nothing pending");
 }
 
+/// A command run twice with --resume and the same journal, after the first
+/// run succeeded, is the same intent: the rerun finds the settled entry,
+/// sends it again under its key and gets the first answer back, making
+/// nothing new. (It used to find nothing pending and mint a new key: a
+/// second ticket.) Without --resume the rerun is a new intent.
+async fn the_same_command_rerun_with_resume_after_success_makes_nothing_new(db: TestDatabase) {
+    let app = TestApp::spawn(&db).await;
+    let acme = app.tenant("acme").await;
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let journal = dir.path().join("journal.db");
+    let journal = journal.to_str().expect("utf-8");
+    let command = [
+        "client",
+        "create",
+        "--url",
+        app.address.as_str(),
+        "--token",
+        acme.token.as_str(),
+        "--journal",
+        journal,
+        "--project",
+        "ops",
+        "--title",
+        "Disk full on db-1",
+        "--resume",
+    ];
+    let first = tickets(&command).await;
+    assert_eq!(first.status.code(), Some(0), "{first:?}");
+    let first = line(&first);
+    assert_eq!(first["outcome"], "done");
+    assert_eq!(first["replayed"], false);
+    let again = tickets(&command).await;
+    assert_eq!(again.status.code(), Some(0), "{again:?}");
+    let again = line(&again);
+    assert_eq!(again["key"], first["key"], "the same intent, the same key");
+    assert_eq!(again["replayed"], true);
+    assert_eq!(again["ticket"]["id"], first["ticket"]["id"]);
+    assert_eq!(app.ticket_count(&acme).await, 1, "nothing new");
+
+    let new_intent = tickets(&command[..command.len() - 1]).await;
+    assert_eq!(new_intent.status.code(), Some(0), "{new_intent:?}");
+    assert_ne!(line(&new_intent)["key"], first["key"]);
+    assert_eq!(
+        app.ticket_count(&acme).await,
+        2,
+        "without --resume, a new intent"
+    );
+}
+
 kitchen::on_both_databases!(
     a_lost_answer_is_reconciled_into_the_original,
     a_client_killed_mid_call_is_finished_by_the_next_with_the_same_key,
@@ -710,4 +759,5 @@ kitchen::on_both_databases!(
     every_route_goes_through_the_client,
     the_cli_prints_the_outcome_and_exits_with_its_code,
     the_cli_rerun_with_resume_finishes_what_a_killed_run_left,
+    the_same_command_rerun_with_resume_after_success_makes_nothing_new,
 );

@@ -9,7 +9,8 @@ framing really reach the server), and judged against what /mcp must answer:
 - either a JSON-RPC error object
   ({"jsonrpc":"2.0","id":...,"error":{"code":int,"message":str}}) with the
   status and code the probe expects, or, for a tools/call that reached a
-  tool, a tool result with isError true and structuredContent saying
+  tool, a tool result with isError true and structuredContent (a read
+  tool: the same problem as JSON text) saying
   `invalid` and naming the argument;
 - never application/problem+json, the 401 of authentication included;
 - for every create probe that was refused, a valid create_ticket with the
@@ -384,9 +385,18 @@ def tool_invalid(argument: str) -> Check:
         sc = result.get("structuredContent")
         if result.get("isError") is not True:
             return f"isError is {result.get('isError')!r}: {json.dumps(result)[:200]}"
+        if sc is None:
+            # A read tool's problem goes as JSON text only (its output
+            # schema describes what it reads, which a problem is not).
+            content = result.get("content") or []
+            text = content[0].get("text") if content and isinstance(content[0], dict) else None
+            try:
+                sc = json.loads(text) if isinstance(text, str) else None
+            except ValueError:
+                sc = None
         if not isinstance(sc, dict):
             text = json.dumps(result.get("content"))[:200]
-            return f"no structuredContent (content: {text})"
+            return f"neither structuredContent nor a JSON problem as text (content: {text})"
         if sc.get("status") != "invalid" and sc.get("error") != "invalid":
             return f"structuredContent does not say invalid: {json.dumps(sc)[:200]}"
         errors = sc.get("errors") or []

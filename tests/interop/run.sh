@@ -16,12 +16,13 @@ work="$(mktemp -d)"
 server_pid=""
 remote_pid=""
 slow_pid=""
+defaults_pid=""
 sim_pid=""
 window_pid=""
 cleanup() {
     # A process stopped by the signal reports 143: that is not a failure of
     # the run, and must not become its exit status.
-    for pid in $server_pid $remote_pid $slow_pid $sim_pid $window_pid; do
+    for pid in $server_pid $remote_pid $slow_pid $defaults_pid $sim_pid $window_pid; do
         kill "$pid" 2>/dev/null && { wait "$pid" 2>/dev/null || true; }
     done
     rm -rf "$work"
@@ -135,9 +136,25 @@ BASE_URL="$REMOTE_URL" "$venv/bin/python" "$here/mcp_sdk_tasks.py" || status=1
 echo "==> the double-fire binary with the provider's faults (checks 10-15; 16 needs a provider that honours keys, 17 a restartable fault build)"
 "$root/target/debug/double-fire" --url "$REMOTE_URL" --token "$ACME_TOKEN" --other-token "$GLOBEX_TOKEN" \
     --provider-url "$SIM_URL" --provider-hang-ms 1000 --settle-within-secs 10 || status=1
+echo "==> the same checks with every setting at its default, as the README starts it (create_ticket: about 90 s; the driver reads the server's defaults)"
+defaults_port="$("$venv/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+DEFAULTS_URL="http://127.0.0.1:$defaults_port"
+# A database of its own: the other remote servers reconcile with shorter
+# bounds, and must not judge effects this one still has in flight.
+defaults_db="sqlite:$work/defaults.db"
+DATABASE_URL="$defaults_db" "$tickets" tenant create acme >/dev/null 2>&1
+DATABASE_URL="$defaults_db" "$tickets" tenant create globex >/dev/null 2>&1
+DEFAULTS_ACME="$(DATABASE_URL="$defaults_db" "$tickets" token issue acme 2>/dev/null)"
+DEFAULTS_GLOBEX="$(DATABASE_URL="$defaults_db" "$tickets" token issue globex 2>/dev/null)"
+DATABASE_URL="$defaults_db" TICKET_BACKEND=remote PROVIDER_URL="$SIM_URL" \
+    "$tickets" serve --listen "127.0.0.1:$defaults_port" 2>"$work/defaults.log" &
+defaults_pid=$!
+wait_ready "$DEFAULTS_URL"
+"$root/target/debug/double-fire" --url "$DEFAULTS_URL" --token "$DEFAULTS_ACME" \
+    --other-token "$DEFAULTS_GLOBEX" --provider-url "$SIM_URL" --action create_ticket || status=1
 
 echo "==> the servers' logs: no panic"
-for log in "$work/server.log" "$work/remote.log" "$work/slow.log" "$work/window.log"; do
+for log in "$work/server.log" "$work/remote.log" "$work/slow.log" "$work/defaults.log" "$work/window.log"; do
     if grep -i panic "$log"; then
         echo "FAIL: a panic in $(basename "$log")"
         status=1

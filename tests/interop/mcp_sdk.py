@@ -413,15 +413,74 @@ async def unauthorized():
     async def record(response):
         seen.append(response.status_code)
 
+    said = ""
     async with httpx2.AsyncClient(
         headers={"Authorization": "Bearer tkt_wrong"}, event_hooks={"response": [record]}
     ) as http:
         try:
             async with Client(streamable_http_client(MCP_URL, http_client=http), mode="2026-07-28", cache=None) as c:
                 await c.list_tools()
-        except BaseException:  # the SDK reports HTTP errors as MCPError, possibly in groups
-            pass
+        except BaseException as e:  # the SDK reports HTTP errors as MCPError, possibly in groups
+            said = repr(e)
     check("[http] a wrong token is refused with 401", 401 in seen, str(seen))
+    # The 401's body is JSON-RPC, so the SDK can show its user why (a REST
+    # problem document reached them as "Server returned an error response").
+    check(
+        "[http] the SDK shows why the token was refused",
+        "unknown or revoked" in said,
+        said[:300],
+    )
+
+
+async def read_errors(era):
+    """A read tool's problem keeps to its output schema: JSON text, no
+    structuredContent (the Inspector fails a call whose structured content
+    breaks the schema)."""
+    tag = f"[read errors {era}]"
+    async with http_session(ACME, era) as (client, _):
+        for tool, arguments, error in (
+            ("get_ticket", {"ticket_id": str(uuid.uuid4())}, "not_found"),
+            ("list_comments", {"ticket_id": str(uuid.uuid4())}, "not_found"),
+            ("list_tickets", {"limit": 0}, "invalid"),
+        ):
+            result = await client.call_tool(tool, arguments)
+            text = result.content[0].text if result.content else ""
+            try:
+                problem = json.loads(text)
+            except ValueError:
+                problem = {}
+            check(
+                f"{tag} {tool} answers a problem as text, with no structuredContent",
+                result.is_error and result.structured_content is None and problem.get("error") == error,
+                f"{result.is_error} {result.structured_content} {text[:200]}",
+            )
+
+
+def stdio_without_a_database():
+    """mcp-stdio started from a folder of the host's, with a relative path
+    to no database: it names the absolute path and makes nothing."""
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as cwd:
+        done = subprocess.run(
+            [os.environ["TICKETS_BIN"], "mcp-stdio"],
+            cwd=cwd,
+            env={"TICKETS_TOKEN": ACME, "DATABASE_URL": "sqlite:data/tickets.db", "PATH": os.environ.get("PATH", "")},
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        absolute = os.path.join(os.path.realpath(cwd), "data", "tickets.db")
+        check(
+            "[stdio] without a database it says where it looked and makes none",
+            done.returncode != 0
+            and absolute in done.stderr
+            and "DATABASE_URL" in done.stderr
+            and not os.path.exists(os.path.join(cwd, "data")),
+            f"exit {done.returncode}: {done.stderr[-300:]}",
+        )
 
 
 async def stdio(era):
@@ -452,8 +511,11 @@ async def main():
         await lifecycle(era)
     await cross_door()
     await unauthorized()
+    for era in ("2026-07-28", "2025-06-18"):
+        await read_errors(era)
     for era in ("2026-07-28", "legacy"):
         await stdio(era)
+    stdio_without_a_database()
     print(f"mcp sdk: {results['passed']} passed, {results['failed']} failed")
     return 0 if results["failed"] == 0 else 1
 

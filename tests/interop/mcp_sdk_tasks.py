@@ -106,8 +106,19 @@ class CancelTaskRequest(types.Request[TaskIdParams, Literal["tasks/cancel"]]):
     name_param = "taskId"
 
 
+class UpdateTaskRequest(types.Request[TaskIdParams, Literal["tasks/update"]]):
+    """tasks/update without inputResponses: a malformed request."""
+
+    method: Literal["tasks/update"] = "tasks/update"
+    name_param = "taskId"
+
+
 async def get_task(session, task_id):
     return await session.send_request(GetTaskRequest(params=TaskIdParams(task_id=task_id)), GetTaskResult)
+
+
+async def session_request(session, request):
+    return await session.send_request(request, types.EmptyResult)
 
 
 async def cancel_task(session, task_id):
@@ -214,6 +225,19 @@ async def main():
         counts = sim("/_sim/counts")
         made = sum(t == title2 for r in counts["by_external_ref"] for t in r["titles"])
         check("the provider holds the held create once", made == 1, counts)
+
+        # tasks/update without its inputResponses is invalid params, naming
+        # the field (it was "method not found", with a 404).
+        try:
+            await session_request(acme.session, UpdateTaskRequest(params=TaskIdParams(task_id=task_id)))
+            check("tasks/update without inputResponses is refused", False, "accepted")
+        except MCPError as e:
+            error = refusal(e)
+            check(
+                "tasks/update without inputResponses is -32602 naming inputResponses",
+                error is not None and error.code == -32602 and "inputResponses" in error.message,
+                repr(e),
+            )
 
         # Ids that name nothing this tenant recorded.
         for raw in ["nope", f"create_ticket/{uuid.uuid4()}", f"delete_ticket/{key}"]:

@@ -105,6 +105,24 @@ impl Raw {
         on_raw!(self, pool => pool.close().await);
     }
 
+    /// Applies this repository's migrations up to `release`, with sqlx's
+    /// own migrator: how a previous release's database is made.
+    pub(crate) async fn migrate_to(&self, db: &TestDatabase, release: i64) {
+        let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations")).join(
+            match db.backend() {
+                Backend::Sqlite => "sqlite",
+                Backend::Postgres => "postgres",
+            },
+        );
+        let migrator = Migrator::new(dir.as_path())
+            .await
+            .expect("read the migrations");
+        on_raw!(self, pool => migrator
+            .run_to(release, pool)
+            .await
+            .expect("apply the previous release's migrations"));
+    }
+
     /// The migrations recorded as applied, in order.
     pub(crate) async fn applied(&self) -> Vec<i64> {
         on_raw!(self, pool => {
@@ -814,19 +832,7 @@ impl PreviousRelease {
     /// then writes every row with that release's columns.
     pub(crate) async fn fill(&self, db: &TestDatabase) {
         let raw = Raw::open(db).await;
-        let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations")).join(
-            match db.backend() {
-                Backend::Sqlite => "sqlite",
-                Backend::Postgres => "postgres",
-            },
-        );
-        let migrator = Migrator::new(dir.as_path())
-            .await
-            .expect("read the migrations");
-        on_raw!(&raw, pool => migrator
-            .run_to(PREVIOUS_RELEASE, pool)
-            .await
-            .expect("apply the previous release's migrations"));
+        raw.migrate_to(db, PREVIOUS_RELEASE).await;
         assert_eq!(
             raw.applied().await,
             [1, 2, 3],

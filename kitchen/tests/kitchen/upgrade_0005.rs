@@ -13,16 +13,14 @@
 //! resumes from its stored request and is made once, and a ticket only
 //! ever kept here is refused, its key left unused.
 
-use std::path::Path;
 use std::sync::Arc;
 
 use kitchen::fake_provider::FakeProvider;
-use kitchen::testing::{Backend, TestDatabase};
+use kitchen::testing::TestDatabase;
 use kitchen::{
     Action, Caller, Clock, Kitchen, KitchenConfig, OperationKey, Outcome, Refusal, RemoteSettings,
     TicketBackend, TicketDraft, TicketId,
 };
-use sqlx::migrate::Migrator;
 use time::Duration;
 use uuid::Uuid;
 
@@ -66,18 +64,7 @@ impl RemoteTicket {
 pub(crate) async fn fill(db: &TestDatabase, old: &PreviousRelease, remote: &RemoteTicket) {
     old.fill(db).await;
     let raw = Raw::open(db).await;
-    let dir =
-        Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations")).join(match db.backend() {
-            Backend::Sqlite => "sqlite",
-            Backend::Postgres => "postgres",
-        });
-    let migrator = Migrator::new(dir.as_path())
-        .await
-        .expect("read the migrations");
-    on_raw!(&raw, pool => migrator
-        .run_to(PREVIOUS_RELEASE, pool)
-        .await
-        .expect("apply the previous release's migrations"));
+    raw.migrate_to(db, PREVIOUS_RELEASE).await;
     assert_eq!(raw.applied().await, [1, 2, 3, 4], "what release 4 applied");
     let canonical =
         r#"{"description":null,"priority":"high","project_id":"ops","title":"Printer on fire"}"#;

@@ -11,15 +11,12 @@
 //! scopes (the revoked one stays revoked), and what the release brings works
 //! on the old tenant: a read-only token, a mapped identity-provider subject.
 
-use std::path::Path;
-
-use kitchen::testing::{Backend, TestDatabase};
+use kitchen::testing::TestDatabase;
 use kitchen::{
     Clock, Credential, Issuer, Kitchen, KitchenConfig, OAuthIdentity, OperationKey, Outcome, Scope,
     Scopes, Subject, TenantVia, TicketDraft, TokenId,
 };
 use sha2::{Digest, Sha256};
-use sqlx::migrate::Migrator;
 use time::Duration;
 use uuid::Uuid;
 
@@ -44,18 +41,7 @@ pub(crate) async fn fill(
 ) -> Release5Tokens {
     crate::upgrade_0005::fill(db, old, remote).await;
     let raw = Raw::open(db).await;
-    let dir =
-        Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations")).join(match db.backend() {
-            Backend::Sqlite => "sqlite",
-            Backend::Postgres => "postgres",
-        });
-    let migrator = Migrator::new(dir.as_path())
-        .await
-        .expect("read the migrations");
-    on_raw!(&raw, pool => migrator
-        .run_to(PREVIOUS_RELEASE, pool)
-        .await
-        .expect("apply the previous release's migrations"));
+    raw.migrate_to(db, PREVIOUS_RELEASE).await;
     assert_eq!(
         raw.applied().await,
         [1, 2, 3, 4, 5],

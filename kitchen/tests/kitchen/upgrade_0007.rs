@@ -8,12 +8,9 @@
 //! back as it was, every old token authenticates as before, a write works,
 //! and readiness, which may now commit the probe's row, answers ready.
 
-use std::path::Path;
-
-use kitchen::testing::{Backend, TestDatabase};
+use kitchen::testing::TestDatabase;
 use kitchen::{Clock, Kitchen, KitchenConfig, OperationKey, Outcome, Scope, Scopes, TicketDraft};
 use sha2::{Digest, Sha256};
-use sqlx::migrate::Migrator;
 use time::Duration;
 use uuid::Uuid;
 
@@ -31,18 +28,7 @@ async fn a_release_6_database_upgrades_to_the_write_probe(db: TestDatabase) {
     };
     let tokens = crate::upgrade_0006::fill(&db, &old, &remote).await;
     let raw = Raw::open(&db).await;
-    let dir =
-        Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations")).join(match db.backend() {
-            Backend::Sqlite => "sqlite",
-            Backend::Postgres => "postgres",
-        });
-    let migrator = Migrator::new(dir.as_path())
-        .await
-        .expect("read the migrations");
-    on_raw!(&raw, pool => migrator
-        .run_to(PREVIOUS_RELEASE, pool)
-        .await
-        .expect("apply the previous release's migrations"));
+    raw.migrate_to(&db, PREVIOUS_RELEASE).await;
     assert_eq!(
         raw.applied().await,
         [1, 2, 3, 4, 5, 6],

@@ -242,8 +242,9 @@ async fn a_full_disk_is_a_503_and_writes_work_again_once_space_frees() {
     assert_eq!(integrity, "ok");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_file_locked_by_another_program_is_a_503_not_a_key_in_progress() {
+/// A server on SQLite whose writes wait 300 ms for the write lock, and a
+/// tenant of it.
+async fn with_a_short_wait_bound() -> (TestDatabase, TestApp, TestTenant) {
     let db = TestDatabase::sqlite();
     let kitchen = db
         .kitchen_with(KitchenConfig {
@@ -253,8 +254,12 @@ async fn a_file_locked_by_another_program_is_a_503_not_a_key_in_progress() {
         .await;
     let app = serve(kitchen).await;
     let tenant = app.tenant("acme").await;
+    (db, app, tenant)
+}
 
-    // An operator's sqlite3 in a transaction, as another program.
+/// Another program (an operator's `sqlite3`) holding the file's write lock
+/// in a transaction, until `COMMIT` on the returned connection.
+async fn lock_the_file(db: &TestDatabase) -> sqlx::SqliteConnection {
     let mut other = sqlx::SqliteConnection::connect(db.url())
         .await
         .expect("open the file");
@@ -262,6 +267,14 @@ async fn a_file_locked_by_another_program_is_a_503_not_a_key_in_progress() {
         .execute(&mut other)
         .await
         .expect("lock the file");
+    other
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_locked_by_another_program_is_a_503_not_a_key_in_progress() {
+    let (db, app, tenant) = with_a_short_wait_bound().await;
+
+    let mut other = lock_the_file(&db).await;
     let key = fresh_key();
     assert_eq!(
         create(&app, &tenant, &key, "locked").await,
@@ -288,15 +301,7 @@ async fn a_file_locked_by_another_program_is_a_503_not_a_key_in_progress() {
 /// creates the ticket.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mcp_answers_a_locked_file_with_a_retryable_error() {
-    let db = TestDatabase::sqlite();
-    let kitchen = db
-        .kitchen_with(KitchenConfig {
-            wait_bound: Duration::from_millis(300),
-            ..KitchenConfig::default()
-        })
-        .await;
-    let app = serve(kitchen).await;
-    let tenant = app.tenant("acme").await;
+    let (db, app, tenant) = with_a_short_wait_bound().await;
     let client = mcp_support::connect(&app, &tenant.token, mcp_support::Protocol::Stateless).await;
     let key = fresh_key();
     let arguments = serde_json::json!({"operation_id": key, "project_id": "ops", "title": key});
@@ -311,13 +316,7 @@ async fn mcp_answers_a_locked_file_with_a_retryable_error() {
         )
     };
 
-    let mut other = sqlx::SqliteConnection::connect(db.url())
-        .await
-        .expect("open the file");
-    sqlx::raw_sql("BEGIN EXCLUSIVE")
-        .execute(&mut other)
-        .await
-        .expect("lock the file");
+    let mut other = lock_the_file(&db).await;
     let error = match call().await {
         Err(rmcp::ServiceError::McpError(error)) => error,
         other => panic!("expected a JSON-RPC error, got {other:?}"),

@@ -4,7 +4,6 @@ use std::time::Duration;
 
 use crate::clock::Clock;
 use crate::provider::TicketBackend;
-use crate::write::replay_cache::ReplayCacheConfig;
 
 /// How long a key replays its frozen answer by default: 30 days.
 pub const DEFAULT_REPLAY_WINDOW: time::Duration = time::Duration::days(30);
@@ -99,6 +98,34 @@ impl Default for KitchenConfig {
             backend: TicketBackend::Local,
             write_group_max: DEFAULT_WRITE_GROUP_MAX,
             replay_cache: ReplayCacheConfig::default(),
+        }
+    }
+}
+
+/// How much memory finished answers may take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReplayCacheConfig {
+    /// Most answers kept; 0 turns the cache off.
+    pub max_entries: u64,
+    /// Most bytes they may take (frozen JSON, the parsed result, the key
+    /// and bookkeeping, estimated); 0 turns the cache off.
+    pub max_bytes: u64,
+}
+
+impl ReplayCacheConfig {
+    /// No cache: every retry reads its record from the database.
+    pub const OFF: Self = Self {
+        max_entries: 0,
+        max_bytes: 0,
+    };
+}
+
+impl Default for ReplayCacheConfig {
+    /// 50,000 answers or 16 MiB, whichever is reached first.
+    fn default() -> Self {
+        Self {
+            max_entries: 50_000,
+            max_bytes: 16 * 1024 * 1024,
         }
     }
 }

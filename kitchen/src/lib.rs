@@ -70,6 +70,7 @@ pub mod testing;
 mod write;
 
 pub use clock::Clock;
+pub use config::ReplayCacheConfig;
 pub use config::{
     DEFAULT_ACQUIRE_TIMEOUT, DEFAULT_AUTH_CACHE_TTL, DEFAULT_REPLAY_WINDOW, DEFAULT_SWEEP_BATCH,
     DEFAULT_SWEEP_PAUSE, DEFAULT_TOMBSTONE_HORIZON, DEFAULT_WAIT_BOUND, DEFAULT_WRITE_GROUP_MAX,
@@ -120,7 +121,6 @@ pub use provider::{
     TicketBackend, TicketProvider,
 };
 pub use sweep::{SweepReport, Sweeper};
-pub use write::replay_cache::ReplayCacheConfig;
 
 /// A span of time, for [`KitchenConfig::replay_window`] and
 /// [`KitchenConfig::tombstone_horizon`].

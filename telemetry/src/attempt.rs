@@ -1,38 +1,13 @@
 //! One write attempt: its span, and the measurements taken when it ends.
 
-use std::fmt;
 use std::time::Instant;
 
 use kitchen::{Tenant, TenantId};
 use opentelemetry::KeyValue;
 use tracing::Span;
 
-use crate::Metrics;
-
-/// Which door an attempt came through.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Door {
-    /// HTTP with `Idempotency-Key`.
-    Rest,
-    /// MCP with `operation_id`.
-    Mcp,
-}
-
-impl Door {
-    /// `rest` or `mcp`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Door::Rest => "rest",
-            Door::Mcp => "mcp",
-        }
-    }
-}
-
-impl fmt::Display for Door {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+use crate::door::Door;
+use crate::metrics::Metrics;
 
 /// A write attempt in flight. Create it when the request arrives, run the
 /// work inside [`Attempt::span`], and [`Attempt::finish`] it with the

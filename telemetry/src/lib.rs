@@ -16,16 +16,19 @@
 //!   registry.
 //! - `otlp`: what both signals share for OTLP export: [`OtlpTarget`]
 //!   (endpoint, protocol, one exporter per signal) and the resource.
+//! - [`Door`]: REST or MCP, the label every measurement carries (a leaf).
 //! - [`attempt`]: [`Attempt`], the span and measurements of one write.
 //! - [`stats`]: per-tenant outcome counts and retry rates.
 
 pub mod attempt;
+mod door;
 pub mod logging;
 mod metrics;
 mod otlp;
 pub mod stats;
 
-pub use attempt::{Attempt, Door};
+pub use attempt::Attempt;
+pub use door::Door;
 pub use logging::{LogFormat, OtlpGuard};
 pub use metrics::Metrics;
 pub use otlp::OtlpTarget;

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use kitchen::TenantId;
 use serde::Serialize;
 
-use crate::Door;
+use crate::door::Door;
 
 /// Outcome counts of one tenant on one door and action.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]

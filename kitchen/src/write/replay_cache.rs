@@ -41,34 +41,7 @@ use crate::domain::tenant::TenantId;
 use crate::outcome::{Outcome, Receipt};
 
 use super::WriteResult;
-
-/// How much memory finished answers may take.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ReplayCacheConfig {
-    /// Most answers kept; 0 turns the cache off.
-    pub max_entries: u64,
-    /// Most bytes they may take (frozen JSON, the parsed result, the key
-    /// and bookkeeping, estimated); 0 turns the cache off.
-    pub max_bytes: u64,
-}
-
-impl ReplayCacheConfig {
-    /// No cache: every retry reads its record from the database.
-    pub const OFF: Self = Self {
-        max_entries: 0,
-        max_bytes: 0,
-    };
-}
-
-impl Default for ReplayCacheConfig {
-    /// 50,000 answers or 16 MiB, whichever is reached first.
-    fn default() -> Self {
-        Self {
-            max_entries: 50_000,
-            max_bytes: 16 * 1024 * 1024,
-        }
-    }
-}
+use crate::config::ReplayCacheConfig;
 
 /// What an entry is found by: the record's own primary key.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -59,6 +59,27 @@ pub enum Refusal {
     Failed(KitchenError),
 }
 
+impl Refusal {
+    /// What an identity provider that cannot be reached means for the
+    /// caller, in the words both doors answer with.
+    pub fn unavailable_detail(why: &str, retry_after: Duration) -> String {
+        format!(
+            "The identity provider's signing keys could not be fetched ({why}), so the token \
+             can be neither accepted nor refused now. Nothing was done: retry in {} s.",
+            kitchen::whole_seconds(retry_after)
+        )
+    }
+}
+
+/// The token of an `Authorization: Bearer <token>` header, if there is one:
+/// how both doors read a caller's credentials.
+pub fn bearer_token(headers: &http::HeaderMap) -> Option<&str> {
+    let value = headers.get(http::header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}
+
 /// The words of a refused API token, the same whatever the reason.
 pub const UNKNOWN_TOKEN: &str = "the bearer token is unknown or revoked";
 

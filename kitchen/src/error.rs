@@ -79,3 +79,16 @@ impl KitchenError {
         }
     }
 }
+
+/// `error: cause: cause…` on one line: how every log and every door writes
+/// an error with its causes.
+pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut chain = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        chain.push_str(": ");
+        chain.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    chain
+}

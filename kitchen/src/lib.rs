@@ -109,7 +109,8 @@ pub use domain::ticket::{
 };
 pub use domain::transition::{MAX_REASON_CHARS, Reason, Transition, TransitionDraft};
 pub use domain::violation::FieldViolation;
-pub use error::KitchenError;
+pub use domain::wait::whole_seconds;
+pub use error::{KitchenError, error_chain};
 pub use kitchen::{Kitchen, TenantNameTaken};
 pub use outcome::{
     Expired, NotCreatedReason, Outcome, PROVIDER_UNAVAILABLE_RETRY_AFTER, RETRY_AFTER, Receipt,

@@ -11,6 +11,7 @@
 //! It is not hashed (it is not part of `tools/list`); the response snapshots
 //! pin it.
 
+use kitchen::whole_seconds;
 use std::borrow::Cow;
 
 use kitchen::{
@@ -557,7 +558,7 @@ pub const DATABASE_UNAVAILABLE: i64 = -32003;
 /// [`DATABASE_UNAVAILABLE`]): what
 /// happened, whether anything was written, and when to call again.
 pub fn database_unavailable(fault: StorageFault, written: Written) -> String {
-    let wait = fault.retry_after().as_secs().max(1);
+    let wait = whole_seconds(fault.retry_after());
     match written {
         Written::Nothing => format!(
             "{} Nothing was written and no operation_id was used up: make the same call again \

@@ -12,9 +12,11 @@ use kitchen::{
     Action, Comment, FieldViolation, KitchenError, NotCreatedReason, OperationKey, Outcome,
     Refusal, StorageFault, Ticket, Written,
 };
+use kitchen::{error_chain, whole_seconds};
 use rmcp::ErrorData as McpError;
 use rmcp::model::CallToolResult;
 use serde::Serialize;
+use telemetry::ContractFailure;
 
 use crate::contract;
 use crate::results::{
@@ -50,7 +52,7 @@ struct Said<T> {
 /// The one table: every outcome of every write action, in words.
 fn said<T>(action: Action, outcome: Outcome<T>) -> Said<T> {
     // The kitchen's policies, read before the outcome is taken apart.
-    let retry_after_seconds = outcome.retry_after().map(|d| d.as_secs().max(1));
+    let retry_after_seconds = outcome.retry_after().map(whole_seconds);
     let is_error = outcome.is_caller_mistake();
     let replayable_until = replay_horizon(&outcome);
     let base = |status: &'static str, next_step: String| Said {
@@ -196,24 +198,6 @@ fn unpublished(action: Action, status: &str) -> McpError {
         "a write answered a status its tool does not publish"
     );
     McpError::internal_error(contract::INTERNAL, None)
-}
-
-/// The kind of contract failure an outcome is, for the metrics: the
-/// caller broke the operation_id contract or sent invalid arguments. A
-/// refusal (no such ticket, another version, a move not allowed) is not a
-/// broken contract; it is counted by its outcome name.
-pub(crate) fn contract_failure<T>(outcome: &Outcome<T>) -> Option<&'static str> {
-    match outcome {
-        Outcome::Conflict { .. } => Some("idempotency_key_reused"),
-        Outcome::Invalid { .. } => Some("validation_failed"),
-        Outcome::Created(_)
-        | Outcome::Replayed(_)
-        | Outcome::Expired(_)
-        | Outcome::Refused(_)
-        | Outcome::InProgress { .. }
-        | Outcome::NotCreated { .. }
-        | Outcome::Unknown { .. } => None,
-    }
 }
 
 /// The tool result of a create. A create is never refused: the kitchen has
@@ -400,7 +384,7 @@ pub(crate) struct Answered {
     /// The outcome's name.
     pub(crate) outcome: &'static str,
     /// For a broken contract, its kind.
-    pub(crate) failure: Option<&'static str>,
+    pub(crate) failure: Option<ContractFailure>,
     /// For an outcome that is not final (the write still runs, or its
     /// effect is unknown), what a task for it says meanwhile.
     pub(crate) pending: Option<String>,
@@ -411,7 +395,7 @@ impl Answered {
     pub(crate) fn new(
         result: CallToolResult,
         outcome: &'static str,
-        failure: Option<&'static str>,
+        failure: Option<ContractFailure>,
     ) -> Self {
         Self {
             result,
@@ -448,13 +432,7 @@ pub(crate) fn structured_error<T: Serialize>(value: &T) -> CallToolResult {
 /// whose `data` says why, whether anything was written and when to call
 /// again, as the REST door's `503 database-unavailable` does.
 pub(crate) fn unexpected(error: KitchenError) -> McpError {
-    let mut chain = error.to_string();
-    let mut source = std::error::Error::source(&error);
-    while let Some(cause) = source {
-        chain.push_str(": ");
-        chain.push_str(&cause.to_string());
-        source = cause.source();
-    }
+    let chain = error_chain(&error);
     if let Some((fault, written)) = error.storage_fault() {
         tracing::warn!(error = %chain, %fault, "tool call failed: the database is unavailable");
         return database_unavailable(fault, written);
@@ -470,7 +448,7 @@ pub(crate) fn database_unavailable(fault: StorageFault, written: Written) -> Mcp
         contract::database_unavailable(fault, written),
         Some(serde_json::json!({
             "reason": fault.as_str(),
-            "retry_after_seconds": fault.retry_after().as_secs().max(1),
+            "retry_after_seconds": whole_seconds(fault.retry_after()),
             "nothing_written": written == Written::Nothing,
         })),
     )

@@ -19,7 +19,7 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, tool, tool_handler, tool_router};
-use telemetry::{Attempt, Door, Metrics};
+use telemetry::{Attempt, ContractFailure, Door, Metrics};
 use tracing::Instrument;
 
 use crate::args::{
@@ -29,8 +29,8 @@ use crate::args::{
 use crate::contract;
 use crate::open_world::OpenWorld;
 use crate::outcomes::{
-    Answered, comment_write_result, contract_failure, create_result, invalid_write, problem,
-    structured, ticket_write_result, unexpected,
+    Answered, comment_write_result, create_result, invalid_write, problem, structured,
+    ticket_write_result, unexpected,
 };
 use crate::results::{
     CommentListResult, CommentOut, CommentWriteResult, CreateTicketResult, FieldError, Made,
@@ -611,7 +611,7 @@ fn keyed(
         return Err(Box::new(Answered::new(
             invalid_write(action, None, key_problems),
             "invalid",
-            Some("idempotency_key_malformed"),
+            Some(ContractFailure::IdempotencyKeyMalformed),
         )));
     }
     let Some(raw) = raw else {
@@ -619,7 +619,7 @@ fn keyed(
         return Err(Box::new(Answered::new(
             invalid_write(action, None, vec![violation]),
             "invalid",
-            Some("idempotency_key_missing"),
+            Some(ContractFailure::IdempotencyKeyMissing),
         )));
     };
     match OperationKey::parse(raw.as_str()) {
@@ -633,7 +633,7 @@ fn keyed(
             Err(Box::new(Answered::new(
                 invalid_write(action, Some(raw), vec![violation]),
                 "invalid",
-                Some("idempotency_key_malformed"),
+                Some(ContractFailure::IdempotencyKeyMalformed),
             )))
         }
     }
@@ -651,7 +651,7 @@ fn refused_arguments(
     Answered::new(
         invalid_write(action, Some(key.as_str().into()), merge(problems, checked)),
         "invalid",
-        Some("validation_failed"),
+        Some(ContractFailure::ValidationFailed),
     )
 }
 
@@ -663,7 +663,7 @@ fn answered<T>(
     result: impl FnOnce(Outcome<T>) -> Result<CallToolResult, McpError>,
 ) -> Result<Answered, McpError> {
     let name = outcome.name();
-    let failure = contract_failure(&outcome);
+    let failure = ContractFailure::of(&outcome);
     let pending = tasks::pending(action, &outcome);
     Ok(Answered {
         pending,

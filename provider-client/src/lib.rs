@@ -31,6 +31,7 @@
 mod classify;
 mod wire;
 
+use kitchen::error_chain;
 use std::time::Duration;
 
 use kitchen::{
@@ -109,7 +110,7 @@ impl HttpProvider {
             .connect_timeout(timeout.min(Duration::from_secs(5)));
         if let Some(pem) = &tls.extra_roots_pem {
             let roots = reqwest::Certificate::from_pem_bundle(pem)
-                .map_err(|e| SetupError::ExtraRoots(describe(&e)))?;
+                .map_err(|e| SetupError::ExtraRoots(error_chain(&e)))?;
             if roots.is_empty() {
                 return Err(SetupError::ExtraRoots("none found".into()));
             }
@@ -134,10 +135,10 @@ impl HttpProvider {
         let response = match sent {
             Ok(response) => response,
             // Refused or unresolvable: no byte of the request left us.
-            Err(e) if e.is_connect() => return Dispatched::NotSent(describe(&e.without_url())),
+            Err(e) if e.is_connect() => return Dispatched::NotSent(error_chain(&e.without_url())),
             // Anything else (a timeout, a reset after sending) may have
             // been acted on.
-            Err(e) => return Dispatched::Ambiguous(describe(&e.without_url())),
+            Err(e) => return Dispatched::Ambiguous(error_chain(&e.without_url())),
         };
         let status = response.status();
         let replayed = status == StatusCode::OK
@@ -150,7 +151,7 @@ impl HttpProvider {
             Err(e) => {
                 return Dispatched::Ambiguous(format!(
                     "{status}, then {}",
-                    describe(&e.without_url())
+                    error_chain(&e.without_url())
                 ));
             }
         };
@@ -183,29 +184,16 @@ impl HttpProvider {
         let response = match sent {
             Ok(r) if r.status() == StatusCode::OK => r,
             Ok(r) => return Lookup::Failed(format!("search answered {}", r.status())),
-            Err(e) => return Lookup::Failed(describe(&e.without_url())),
+            Err(e) => return Lookup::Failed(error_chain(&e.without_url())),
         };
         match response.text().await {
             Ok(body) => classify::searched(request.kind, &body, &request.external_ref),
             Err(e) => Lookup::Failed(format!(
                 "unreadable search answer: {}",
-                describe(&e.without_url())
+                error_chain(&e.without_url())
             )),
         }
     }
-}
-
-/// The error and its causes on one line. (Callers strip a request error's
-/// URL first: these words reach callers, and the URL may carry secrets.)
-fn describe(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 impl TicketProvider for HttpProvider {

@@ -16,7 +16,6 @@ use access::{Authenticator, Refusal};
 use axum::extract::{MatchedPath, Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use http::header;
 use kitchen::Caller;
 
 use crate::error::RestError;
@@ -36,12 +35,11 @@ pub async fn require_tenant(
 }
 
 /// Authenticates `request`: puts its [`Caller`] and tenant into its
-/// extensions, or says why not (in the REST door's words; the `/mcp`
-/// middleware keeps the `401`s and translates the rest).
-pub async fn authenticate(access: &Authenticator, request: &mut Request) -> Result<(), RestError> {
+/// extensions, or says why not, in the REST door's words.
+async fn authenticate(access: &Authenticator, request: &mut Request) -> Result<(), RestError> {
     // Read the token out before awaiting: a request body is not Sync, so a
     // borrow of the request must not live across the await.
-    let token = bearer_token(request).map(str::to_owned);
+    let token = access::bearer_token(request.headers()).map(str::to_owned);
     let caller = access
         .authenticate(token.as_deref())
         .await
@@ -82,7 +80,8 @@ pub async fn require_scope(
     .into_response()
 }
 
-/// A refusal in the REST door's words, with its challenge.
+/// A refusal in the REST door's words, with its challenge (also the
+/// words of `/mcp`'s `401`s, so that both doors challenge alike).
 pub fn refused(access: &Authenticator, refusal: Refusal) -> RestError {
     match refusal {
         Refusal::Missing => RestError::MissingCredentials {
@@ -101,16 +100,4 @@ pub fn refused(access: &Authenticator, refusal: Refusal) -> RestError {
         }
         Refusal::Failed(e) => e.into(),
     }
-}
-
-/// The token of an `Authorization: Bearer <token>` header, if there is one.
-fn bearer_token(request: &Request) -> Option<&str> {
-    let value = request
-        .headers()
-        .get(header::AUTHORIZATION)?
-        .to_str()
-        .ok()?;
-    let (scheme, token) = value.split_once(' ')?;
-    let token = token.trim();
-    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
 }

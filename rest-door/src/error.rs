@@ -1,7 +1,9 @@
 //! [`RestError`]: every way a REST request fails, and its one translation
 //! into a status code and a problem body.
 
+use kitchen::{error_chain, whole_seconds};
 use std::time::Duration;
+use telemetry::ContractFailure;
 
 use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, header};
@@ -268,17 +270,23 @@ impl RestError {
 
     /// How a write attempt that failed this way is counted: its outcome
     /// and, when the caller has something to fix, what.
-    pub fn outcome(&self) -> (&'static str, Option<&'static str>) {
+    pub fn outcome(&self) -> (&'static str, Option<ContractFailure>) {
         match self {
-            Self::MissingIdempotencyKey(_) => ("invalid", Some("idempotency_key_missing")),
-            Self::MalformedIdempotencyKey(_) => ("invalid", Some("idempotency_key_malformed")),
-            Self::KeyReused(_) => ("conflict", Some("idempotency_key_reused")),
+            Self::MissingIdempotencyKey(_) => {
+                ("invalid", Some(ContractFailure::IdempotencyKeyMissing))
+            }
+            Self::MalformedIdempotencyKey(_) => {
+                ("invalid", Some(ContractFailure::IdempotencyKeyMalformed))
+            }
+            Self::KeyReused(_) => ("conflict", Some(ContractFailure::IdempotencyKeyReused)),
             Self::InProgress { .. } => ("in_progress", None),
-            Self::VersionMismatch { .. } => ("refused", Some("version_mismatch")),
-            Self::TransitionNotAllowed { .. } => ("refused", Some("transition_not_allowed")),
-            Self::NotAtProvider(_) => ("refused", Some("ticket_not_at_provider")),
+            Self::VersionMismatch { .. } => ("refused", Some(ContractFailure::VersionMismatch)),
+            Self::TransitionNotAllowed { .. } => {
+                ("refused", Some(ContractFailure::TransitionNotAllowed))
+            }
+            Self::NotAtProvider(_) => ("refused", Some(ContractFailure::TicketNotAtProvider)),
             // In a write, the only thing that can be missing is its ticket.
-            Self::NotFound(_) => ("refused", Some("ticket_not_found")),
+            Self::NotFound(_) => ("refused", Some(ContractFailure::TicketNotFound)),
             Self::ProviderRejected { .. } | Self::ProviderUnavailable { .. } => {
                 ("not_created", None)
             }
@@ -289,11 +297,11 @@ impl RestError {
             | Self::PayloadTooLarge(_)
             | Self::UnsupportedContentEncoding(_)
             | Self::BadRequest(_)
-            | Self::BodyTimeout(_) => ("invalid", Some("validation_failed")),
+            | Self::BodyTimeout(_) => ("invalid", Some(ContractFailure::ValidationFailed)),
             Self::MissingCredentials { .. } | Self::InvalidToken { .. } => {
-                ("invalid", Some("unauthenticated"))
+                ("invalid", Some(ContractFailure::Unauthenticated))
             }
-            Self::InsufficientScope { .. } => ("invalid", Some("insufficient_scope")),
+            Self::InsufficientScope { .. } => ("invalid", Some(ContractFailure::InsufficientScope)),
             Self::NoRoute
             | Self::OAuthNotOffered
             | Self::OperationNotFound(_)
@@ -338,11 +346,9 @@ impl RestError {
                     has.to_string()
                 }
             ),
-            Self::AuthUnavailable { why, retry_after } => format!(
-                "The identity provider's signing keys could not be fetched ({why}), so the token \
-                 can be neither accepted nor refused now. Nothing was done: retry in {} s.",
-                retry_after.as_secs().max(1)
-            ),
+            Self::AuthUnavailable { why, retry_after } => {
+                access::Refusal::unavailable_detail(why, *retry_after)
+            }
             Self::OAuthNotOffered => NO_OAUTH.into(),
             Self::MissingIdempotencyKey(action) => {
                 let w = wording(*action);
@@ -391,7 +397,7 @@ impl RestError {
                 "Another attempt with this Idempotency-Key is still running. {} by this one. \
                  Retry the same request with the same key in {} s.",
                 wording(*action).nothing,
-                retry_after.as_secs().max(1)
+                whole_seconds(*retry_after)
             ),
             Self::Validation(v) => format!(
                 "{} field(s) are not valid; see errors. Nothing was changed and no Idempotency-Key \
@@ -443,7 +449,7 @@ impl RestError {
                 "{why} {} and the Idempotency-Key was not used up: retry the same request with \
                  the same key in {} s.",
                 wording(*action).nothing,
-                retry_after.as_secs().max(1)
+                whole_seconds(*retry_after)
             ),
             Self::MalformedJson { why, action } => {
                 format!(
@@ -487,10 +493,10 @@ impl RestError {
             Self::BodyTimeout(after) => format!(
                 "The request body did not arrive within {} s, so nothing was done and no \
                  Idempotency-Key was used up: send the whole request again (with the same key).",
-                after.as_secs().max(1)
+                whole_seconds(*after)
             ),
             Self::DatabaseUnavailable { fault, written } => {
-                let wait = fault.retry_after().as_secs().max(1);
+                let wait = whole_seconds(fault.retry_after());
                 match written {
                     Written::Nothing => format!(
                         "{} Nothing was written and no Idempotency-Key was used up: retry the \
@@ -590,13 +596,13 @@ impl IntoResponse for RestError {
             | Self::AuthUnavailable { retry_after, .. } => {
                 headers.insert(
                     header::RETRY_AFTER,
-                    HeaderValue::from(retry_after.as_secs().max(1)),
+                    HeaderValue::from(whole_seconds(*retry_after)),
                 );
             }
             Self::DatabaseUnavailable { fault, .. } => {
                 headers.insert(
                     header::RETRY_AFTER,
-                    HeaderValue::from(fault.retry_after().as_secs().max(1)),
+                    HeaderValue::from(whole_seconds(fault.retry_after())),
                 );
             }
             Self::KeyReused(original) => {
@@ -612,16 +618,4 @@ impl IntoResponse for RestError {
         }
         response
     }
-}
-
-/// `error: cause: cause…`, for logs.
-fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut chain = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        chain.push_str(": ");
-        chain.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    chain
 }

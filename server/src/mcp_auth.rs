@@ -1,17 +1,19 @@
 //! The bearer middleware in front of `/mcp`: the same authentication as
-//! the REST door's (`rest_door::auth::authenticate`), answered in the
-//! dialect `/mcp` speaks: a `401` keeps the REST door's status and
-//! `WWW-Authenticate` (what an MCP client acts on) with a JSON-RPC body; an identity provider
-//! that cannot be reached and a database that cannot be used (`503`, with
-//! `Retry-After`), and any other failure, are JSON-RPC errors, like every
-//! other refusal of `/mcp`.
+//! the REST door's ([`access::Authenticator`]), answered in the dialect
+//! `/mcp` speaks. A `401` keeps the status and `WWW-Authenticate` both
+//! doors challenge with (what an MCP client acts on) under a JSON-RPC body;
+//! an identity provider that cannot be reached and a database that cannot
+//! be used are `503` with `Retry-After`; anything else is logged here and
+//! answered opaquely. Every body is JSON-RPC, like every other refusal of
+//! `/mcp`.
 
-use access::Authenticator;
+use access::{Authenticator, Refusal};
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, StatusCode, header};
-use rest_door::RestError;
+use kitchen::{error_chain, whole_seconds};
+use mcp_door::http_edge;
 
 /// Puts the caller into the request, or refuses it.
 pub(crate) async fn require_tenant(
@@ -19,19 +21,34 @@ pub(crate) async fn require_tenant(
     mut request: Request,
     next: Next,
 ) -> Response {
-    match rest_door::auth::authenticate(&access, &mut request).await {
-        Ok(()) => next.run(request).await,
-        Err(e @ (RestError::MissingCredentials { .. } | RestError::InvalidToken { .. })) => {
-            // The status and `WWW-Authenticate` are what an MCP client acts
-            // on (they are the REST door's, so both doors challenge alike);
-            // the body is JSON-RPC, which an MCP SDK shows its user, where a
-            // problem document would reach them as "an error response".
-            let detail = e.detail();
-            let rest = e.into_response();
-            let mut response = mcp_door::http_edge::error_response(
+    // Read the token out before awaiting: a request body is not Sync.
+    let token = access::bearer_token(request.headers()).map(str::to_owned);
+    match access.authenticate(token.as_deref()).await {
+        Ok(caller) => {
+            tracing::Span::current().record("tenant", tracing::field::display(&caller.tenant.name));
+            request.extensions_mut().insert(caller.tenant.clone());
+            request.extensions_mut().insert(caller);
+            next.run(request).await
+        }
+        Err(refusal) => refused(&access, refusal),
+    }
+}
+
+/// A refusal as `/mcp` answers it.
+fn refused(access: &Authenticator, refusal: Refusal) -> Response {
+    match refusal {
+        Refusal::Missing | Refusal::Invalid(_) => {
+            // The words and the challenge are the REST door's, so that both
+            // doors challenge alike; the body is JSON-RPC, which an MCP SDK
+            // shows its user, where a problem document would reach them as
+            // "an error response".
+            let rest = rest_door::auth::refused(access, refusal);
+            let detail = rest.detail();
+            let rest = rest.into_response();
+            let mut response = http_edge::error_response(
                 rest.status(),
                 serde_json::Value::Null,
-                mcp_door::http_edge::TRANSPORT_REFUSED,
+                http_edge::TRANSPORT_REFUSED,
                 &detail,
             );
             if let Some(challenge) = rest.headers().get(header::WWW_AUTHENTICATE) {
@@ -41,44 +58,40 @@ pub(crate) async fn require_tenant(
             }
             response
         }
-        Err(RestError::AuthUnavailable { why, retry_after }) => {
-            let mut response = mcp_door::http_edge::refusal(
+        Refusal::Unavailable { why, retry_after } => with_retry_after(
+            http_edge::refusal(
                 StatusCode::SERVICE_UNAVAILABLE,
-                &format!(
-                    "The identity provider's signing keys could not be fetched ({why}), so the \
-                     token can be neither accepted nor refused now. Nothing was done: retry in \
-                     {} s.",
-                    retry_after.as_secs().max(1)
-                ),
-            );
-            response.headers_mut().insert(
-                header::RETRY_AFTER,
-                HeaderValue::from(retry_after.as_secs().max(1)),
-            );
-            response
-        }
-        Err(RestError::DatabaseUnavailable { fault, written }) => {
-            // Logged when the kitchen's error became this one.
-            let mut response = mcp_door::http_edge::error_response(
-                StatusCode::SERVICE_UNAVAILABLE,
-                serde_json::Value::Null,
-                mcp_door::http_edge::DATABASE_UNAVAILABLE,
-                &mcp_door::contract::database_unavailable(fault, written),
-            );
-            response.headers_mut().insert(
-                header::RETRY_AFTER,
-                HeaderValue::from(fault.retry_after().as_secs().max(1)),
-            );
-            response
-        }
-        Err(other) => {
-            // Logged in full by the REST error; the client gets JSON-RPC.
-            let status = other.kind().status;
-            drop(other.into_response());
-            mcp_door::http_edge::refusal(
-                status,
-                "The server failed and logged why; nothing was done. Retry the call.",
-            )
-        }
+                &Refusal::unavailable_detail(&why, retry_after),
+            ),
+            whole_seconds(retry_after),
+        ),
+        Refusal::Failed(error) => match error.storage_fault() {
+            Some((fault, written)) => {
+                tracing::warn!(error = %error_chain(&error), %fault, "the database is unavailable");
+                with_retry_after(
+                    http_edge::error_response(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        serde_json::Value::Null,
+                        http_edge::DATABASE_UNAVAILABLE,
+                        &mcp_door::contract::database_unavailable(fault, written),
+                    ),
+                    whole_seconds(fault.retry_after()),
+                )
+            }
+            None => {
+                tracing::error!(error = %error_chain(&error), "authenticating /mcp failed");
+                http_edge::refusal(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "The server failed and logged why; nothing was done. Retry the call.",
+                )
+            }
+        },
     }
+}
+
+fn with_retry_after(mut response: Response, seconds: u64) -> Response {
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+    response
 }

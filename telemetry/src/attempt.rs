@@ -6,6 +6,7 @@ use kitchen::{Tenant, TenantId};
 use opentelemetry::KeyValue;
 use tracing::Span;
 
+use crate::contract_failure::ContractFailure;
 use crate::door::Door;
 use crate::metrics::Metrics;
 
@@ -70,9 +71,9 @@ impl Attempt {
     }
 
     /// Ends the attempt with `outcome` (`created`, `replayed`, `conflict`,
-    /// `invalid`, `in_progress`, `error`) and, for a broken contract, its
-    /// kind (e.g. `idempotency_key_reused`).
-    pub fn finish(self, outcome: &'static str, contract_failure: Option<&'static str>) {
+    /// `invalid`, `in_progress`, `error`) and, for a broken contract, what
+    /// the caller broke.
+    pub fn finish(self, outcome: &'static str, contract_failure: Option<ContractFailure>) {
         let elapsed = self.started.elapsed();
         self.span.record("outcome", outcome);
         self.span
@@ -102,7 +103,7 @@ impl Attempt {
                 &[
                     KeyValue::new("door", door),
                     KeyValue::new("action", self.action),
-                    KeyValue::new("kind", kind),
+                    KeyValue::new("kind", kind.as_str()),
                 ],
             );
         }

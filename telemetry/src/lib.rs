@@ -17,10 +17,12 @@
 //! - `otlp`: what both signals share for OTLP export: [`OtlpTarget`]
 //!   (endpoint, protocol, one exporter per signal) and the resource.
 //! - [`Door`]: REST or MCP, the label every measurement carries (a leaf).
+//! - [`ContractFailure`]: what a caller broke, one table for both doors.
 //! - [`attempt`]: [`Attempt`], the span and measurements of one write.
 //! - [`stats`]: per-tenant outcome counts and retry rates.
 
 pub mod attempt;
+mod contract_failure;
 mod door;
 pub mod logging;
 mod metrics;
@@ -28,6 +30,7 @@ mod otlp;
 pub mod stats;
 
 pub use attempt::Attempt;
+pub use contract_failure::ContractFailure;
 pub use door::Door;
 pub use logging::{LogFormat, OtlpGuard};
 pub use metrics::Metrics;

@@ -99,7 +99,7 @@ impl Metrics {
                 .build(),
             contract_failures: meter
                 .u64_counter("tickets.contract.failures")
-                .with_description("Calls that broke the contract, by door, action and kind (idempotency_key_reused next to idempotency_key_missing, idempotency_key_malformed, validation_failed)")
+                .with_description("Writes the caller must change, by door, action and kind (idempotency_key_reused next to idempotency_key_missing, idempotency_key_malformed, validation_failed and the refusals)")
                 .build(),
             tool_calls: meter
                 .u64_counter("tickets.mcp.tool.calls")

@@ -22,3 +22,4 @@ pub(crate) mod text;
 pub(crate) mod ticket;
 pub(crate) mod transition;
 pub(crate) mod violation;
+pub(crate) mod wait;

@@ -3,6 +3,7 @@
 //! the kitchen's [`Outcome`] into an answer. The routes only say how their
 //! request becomes a kitchen call and how a result is shown.
 
+use kitchen::whole_seconds;
 use std::future::Future;
 
 use axum::response::{IntoResponse, Response};
@@ -12,7 +13,7 @@ use kitchen::{
     Outcome, Receipt, Ticket,
 };
 use serde::Serialize;
-use telemetry::{Attempt, Door, Metrics};
+use telemetry::{Attempt, ContractFailure, Door, Metrics};
 use time::OffsetDateTime;
 use tracing::Instrument;
 use utoipa::ToSchema;
@@ -109,15 +110,12 @@ fn respond<T: Current>(
     action: Action,
     outcome: Outcome<T>,
     success: impl FnOnce(&Receipt<T>, bool) -> Response,
-) -> (Response, Option<&'static str>) {
-    let caller_mistake = outcome.is_caller_mistake();
+) -> (Response, Option<ContractFailure>) {
+    let failure = ContractFailure::of(&outcome);
     let (answer, replayable_until) = answer(action, outcome, success);
-    let (mut response, failure) = match answer {
-        Ok(response) => (response, None),
-        Err(e) => {
-            let failure = if caller_mistake { e.outcome().1 } else { None };
-            (e.into_response(), failure)
-        }
+    let mut response = match answer {
+        Ok(response) => response,
+        Err(e) => e.into_response(),
     };
     // Every answer that has an operation says until when its key replays,
     // so that a caller knows how long a retry is a replay (for a conflict:
@@ -294,7 +292,7 @@ fn outcome_unknown(
     if let Some(retry_after) = retry_after {
         headers.insert(
             header::RETRY_AFTER,
-            HeaderValue::from(retry_after.as_secs().max(1)),
+            HeaderValue::from(whole_seconds(retry_after)),
         );
     }
     response

@@ -41,7 +41,19 @@ async fn a_scripted_sequence_moves_each_counter_exactly(db: TestDatabase) {
         .status(),
         400
     );
-    // MCP: the same four.
+    // A refusal: a comment on a ticket the tenant does not have.
+    let missing = uuid::Uuid::now_v7();
+    let refused = app
+        .client
+        .post(app.url(&format!("/v1/tickets/{missing}/comments")))
+        .bearer_auth(&acme.token)
+        .header("idempotency-key", fresh_key())
+        .json(&json!({"body": "anyone there?"}))
+        .send()
+        .await
+        .expect("server answers");
+    assert_eq!(refused.status(), 404);
+    // MCP: the same five.
     let client = connect(&app, &acme.token, Protocol::Stateless).await;
     let key = fresh_key();
     let args = json!({"operation_id": key, "project_id": "ops", "title": "Disk"});
@@ -61,6 +73,16 @@ async fn a_scripted_sequence_moves_each_counter_exactly(db: TestDatabase) {
         json!({"operation_id": fresh_key(), "project_id": "Ops!", "title": "x"}),
     )
     .await;
+    let r = call(
+        &client,
+        "add_comment",
+        json!({"operation_id": fresh_key(), "ticket_id": missing.to_string(), "body": "anyone there?"}),
+    )
+    .await;
+    assert_eq!(
+        r.structured_content.expect("content")["status"],
+        "not_found"
+    );
 
     let text = metrics_text(&app).await;
     for door in ["rest", "mcp"] {
@@ -96,13 +118,24 @@ async fn a_scripted_sequence_moves_each_counter_exactly(db: TestDatabase) {
             &[("door", door), ("kind", "validation_failed")],
         );
         assert_eq!(invalid, 1.0);
+        // A refusal is the same broken contract on both doors.
+        let not_found = sample(
+            &text,
+            "tickets_contract_failures_total",
+            &[
+                ("door", door),
+                ("action", "add_comment"),
+                ("kind", "ticket_not_found"),
+            ],
+        );
+        assert_eq!(not_found, 1.0, "a refusal is counted on {door}\n{text}");
         assert_eq!(
             sample(
                 &text,
                 "tickets_write_duration_seconds_count",
                 &[("door", door)]
             ),
-            4.0
+            5.0
         );
     }
     // Tool calls carry the contract hash that tools/list publishes.
@@ -133,6 +166,10 @@ async fn a_scripted_sequence_moves_each_counter_exactly(db: TestDatabase) {
         .await
         .expect("json");
     for entry in stats["doors"].as_array().expect("doors") {
+        if entry["action"] == "add_comment" {
+            assert_eq!(entry["refused"], 1, "{entry}");
+            continue;
+        }
         assert_eq!(
             (
                 entry["created"].clone(),
@@ -148,8 +185,8 @@ async fn a_scripted_sequence_moves_each_counter_exactly(db: TestDatabase) {
     }
     assert_eq!(
         stats["doors"].as_array().map(Vec::len),
-        Some(2),
-        "rest and mcp"
+        Some(4),
+        "rest and mcp, create and the refused comment"
     );
     e2e_tests::snapshot_settings().bind(|| insta::assert_json_snapshot!("stats", stats));
     let globex = app.tenant("globex").await;

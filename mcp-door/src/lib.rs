@@ -10,11 +10,21 @@
 //!
 //! # Layout
 //!
-//! - [`TicketTools`] (`tools`): the rmcp server handler with nine tools:
-//!   four writes (`create_ticket`, `update_ticket`, `transition_ticket`,
-//!   `add_comment`), each with an `operation_id`, and five reads
-//!   (`get_operation_status`, `preview_ticket`, `get_ticket`,
-//!   `list_tickets`, `list_comments`).
+//! - [`TicketTools`] (`tools`): the rmcp server handler (with `tasks/*`)
+//!   over nine tools, whose router it joins from the files below, each
+//!   tool with its contract hash; and the caller of a call.
+//! - `actions/`: one file per write tool (`create_ticket`,
+//!   `update_ticket`, `transition_ticket`, `add_comment`), as the kitchen
+//!   has one per action: the tool's definition and its `WriteTool`, how
+//!   its arguments become the kitchen's command. Adding a write is adding
+//!   a file here.
+//! - `writes`: what every write shares: the call's life (caller, attempt,
+//!   the wait for its outcome or a task, measurements), the operation_id
+//!   read first and alone, the answer to the kitchen's outcome.
+//! - `reads`: the five read tools (`get_operation_status`,
+//!   `preview_ticket`, `get_ticket`, `list_tickets`, `list_comments`).
+//! - `fields`: how the arguments several tools share are read (ticket_id,
+//!   expected_version, limit and cursor, a missing required argument).
 //! - `outcomes`: the one outcome translation (what a write's outcome
 //!   becomes as a tool result) and the builders of tool results and errors.
 //! - [`http_endpoint`]: Streamable HTTP, stateless (any instance answers any
@@ -45,14 +55,18 @@ use rmcp::transport::streamable_http_server::session::never::NeverSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use telemetry::Metrics;
 
+mod actions;
 mod args;
 pub mod contract;
+mod fields;
 pub mod http_edge;
 mod open_world;
 mod outcomes;
+mod reads;
 mod results;
 mod tasks;
 mod tools;
+mod writes;
 
 pub use http_edge::{McpEndpoint, McpLimits};
 pub use open_world::OpenWorld;

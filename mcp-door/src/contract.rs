@@ -11,15 +11,17 @@
 //! It is not hashed (it is not part of `tools/list`); the response snapshots
 //! pin it.
 
-use kitchen::whole_seconds;
 use std::borrow::Cow;
 
+use kitchen::whole_seconds;
 use kitchen::{
     Action, MAX_KEY_LEN, MIN_KEY_LEN, OperationState, StorageFault, TicketStatus, Version, Written,
 };
 use rmcp::model::Tool;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
+
+use crate::vocabulary::{Words, words};
 
 /// The `_meta` key under which each tool publishes its contract hash.
 pub const CONTRACT_HASH_META: &str = "retry-safe-tickets/contract-sha256";
@@ -151,44 +153,9 @@ get_operation_status.";
 // What results say. Every `next_step` is one sentence that names the safe
 // move first.
 
-/// What an action does, in the words of its results.
-struct Effect {
-    /// What one call of it makes: "ticket", "change", "comment".
-    thing: &'static str,
-    /// The participle for it: "created", "made", "added".
-    made: &'static str,
-    /// What a call that did not happen did: "created nothing", …
-    did_nothing: &'static str,
-    /// The sentence start for it: "Nothing was created", …
-    nothing: &'static str,
-}
-
-fn effect(action: Action) -> Effect {
-    match action {
-        Action::CreateTicket => Effect {
-            thing: "ticket",
-            made: "created",
-            did_nothing: "created nothing",
-            nothing: "Nothing was created",
-        },
-        Action::UpdateTicket | Action::TransitionTicket => Effect {
-            thing: "change",
-            made: "made",
-            did_nothing: "changed nothing",
-            nothing: "Nothing was changed",
-        },
-        Action::AddComment => Effect {
-            thing: "comment",
-            made: "added",
-            did_nothing: "added nothing",
-            nothing: "Nothing was added",
-        },
-    }
-}
-
 /// A write answered `created` (for the ticket writes: `updated`).
 pub(crate) fn done(action: Action) -> String {
-    let thing = effect(action).thing;
+    let thing = words(action).thing;
     format!(
         "Done. If you retry this call, keep the same operation_id and arguments; for another \
          {thing}, invent a new operation_id."
@@ -197,19 +164,7 @@ pub(crate) fn done(action: Action) -> String {
 
 /// A write answered `replayed`.
 pub(crate) fn replayed(action: Action) -> Cow<'static, str> {
-    match action {
-        Action::CreateTicket => "This operation_id had already created this ticket; nothing new \
-            was created. For a different ticket, invent a new operation_id."
-            .into(),
-        Action::UpdateTicket | Action::TransitionTicket => "This operation_id had already made \
-            this change; nothing was changed again. The ticket shown is as that change left it \
-            (read it with get_ticket for how it is now). For a different change, invent a new \
-            operation_id."
-            .into(),
-        Action::AddComment => "This operation_id had already added this comment; nothing new was \
-            added. For a different comment, invent a new operation_id."
-            .into(),
-    }
+    words(action).replayed.into()
 }
 
 /// A write answered `expired`: the same call as the first one with this
@@ -219,9 +174,10 @@ pub(crate) fn replayed(action: Action) -> Cow<'static, str> {
 /// duplicate (a new operation_id for the same effect) is named last, as a
 /// prohibition.
 pub(crate) fn expired(action: Action, ticket_id: Option<&str>, first_used_at: &str) -> String {
-    let Effect { thing, made, .. } = effect(action);
-    let on = acted_on(action, ticket_id);
-    let (shown, read) = lasting(action);
+    let words = words(action);
+    let Words { thing, made, .. } = words;
+    let on = words.on(ticket_id);
+    let (shown, read) = words.lasting;
     format!(
         "This operation_id already {made} this {thing}{on} at {first_used_at}; nothing new was \
          {made}. Its first answer is no longer kept, so the {shown} shown is as it is now: read \
@@ -230,53 +186,27 @@ pub(crate) fn expired(action: Action, ticket_id: Option<&str>, first_used_at: &s
     )
 }
 
-/// The ticket an action made or acted on, as a phrase after its effect:
-/// " (ticket_id …)" for a create, " to ticket_id …" for a change, " on
-/// ticket_id …" for a comment; nothing when there is no ticket yet.
-fn acted_on(action: Action, ticket_id: Option<&str>) -> String {
-    match (ticket_id, action) {
-        (None, _) => String::new(),
-        (Some(id), Action::CreateTicket) => format!(" (ticket_id {id})"),
-        (Some(id), Action::UpdateTicket | Action::TransitionTicket) => {
-            format!(" to ticket_id {id}")
-        }
-        (Some(id), Action::AddComment) => format!(" on ticket_id {id}"),
-    }
-}
-
-/// What an action leaves that can be read now, and the tool that reads it.
-fn lasting(action: Action) -> (&'static str, &'static str) {
-    match action {
-        Action::CreateTicket | Action::UpdateTicket | Action::TransitionTicket => {
-            ("ticket", "get_ticket")
-        }
-        Action::AddComment => ("comment", "list_comments"),
-    }
-}
-
 /// A write answered `conflict`. A model that retried with reworded
 /// arguments meant the same effect, so the way back to it comes first, and
 /// a new operation_id only for an effect that is genuinely different:
 /// leading with "invent a new operation_id" is the one step that makes the
 /// duplicate the service exists to prevent.
 pub(crate) fn conflict(action: Action, ticket_id: Option<&str>) -> String {
-    let Effect {
+    let words = words(action);
+    let Words {
         thing,
         made,
         did_nothing,
         ..
-    } = effect(action);
-    let original = match (action, ticket_id) {
-        (Action::CreateTicket, Some(id)) => {
+    } = words;
+    let original = match ticket_id {
+        Some(id) if words.makes_its_ticket => {
             format!("it already exists (ticket_id {id}): read it")
         }
-        (_, Some(id)) => format!("it was already {made} (ticket_id {id}): check it"),
-        (_, None) => "it was already requested with this operation_id: check it".into(),
+        Some(id) => format!("it was already {made} (ticket_id {id}): check it"),
+        None => "it was already requested with this operation_id: check it".into(),
     };
-    let lookup = match action {
-        Action::CreateTicket => "get_operation_status".to_owned(),
-        other => format!("get_operation_status (action {other})"),
-    };
+    let lookup = status_lookup(action);
     format!(
         "If you meant the same {thing}, {original} with {lookup} using this same operation_id; \
          only for a genuinely different {thing} invent a new operation_id (this call {did_nothing}: \
@@ -286,7 +216,7 @@ pub(crate) fn conflict(action: Action, ticket_id: Option<&str>) -> String {
 
 /// A write answered `invalid`.
 pub(crate) fn invalid(action: Action) -> String {
-    let nothing = effect(action).nothing;
+    let nothing = words(action).nothing;
     format!(
         "{nothing} and the operation_id was not used: correct the arguments listed in errors and \
          call again (keeping the same operation_id, if it was valid)."
@@ -295,7 +225,7 @@ pub(crate) fn invalid(action: Action) -> String {
 
 /// A write answered `in_progress`.
 pub(crate) fn in_progress(action: Action) -> String {
-    let did_nothing = effect(action).did_nothing;
+    let did_nothing = words(action).did_nothing;
     format!(
         "Another call with this operation_id is still running and this one {did_nothing}: call \
          again with the same operation_id and arguments after retry_after_seconds."
@@ -305,7 +235,7 @@ pub(crate) fn in_progress(action: Action) -> String {
 /// A write named a ticket the caller does not have (or an id that is no
 /// ticket id): the same answer either way, revealing nothing.
 pub(crate) fn ticket_not_found(action: Action) -> String {
-    let nothing = effect(action).nothing;
+    let nothing = words(action).nothing;
     format!(
         "No ticket has this ticket_id. {nothing} and the operation_id was not used: take ticket \
          ids from create_ticket or list_tickets results, and call again."
@@ -314,7 +244,7 @@ pub(crate) fn ticket_not_found(action: Action) -> String {
 
 /// A write with an `expected_version` the ticket has moved on from.
 pub(crate) fn version_mismatch(action: Action, expected: Version, current: Version) -> String {
-    let Effect { thing, nothing, .. } = effect(action);
+    let Words { thing, nothing, .. } = words(action);
     format!(
         "{nothing} and the operation_id was not used: the ticket is at version {current}, not \
          {expected}. Read it with get_ticket, decide whether your {thing} still applies, and if \
@@ -339,7 +269,7 @@ pub(crate) fn transition_not_allowed(from: TicketStatus, allowed: &[TicketStatus
 /// A change to a ticket that exists only here, on a deployment that keeps
 /// its tickets in a provider.
 pub(crate) fn not_at_provider(action: Action) -> String {
-    let nothing = effect(action).nothing;
+    let nothing = words(action).nothing;
     format!(
         "This ticket was made before this service kept its tickets in an external ticket \
          provider: it exists only here, so it cannot be changed there. {nothing} and the \
@@ -349,10 +279,12 @@ pub(crate) fn not_at_provider(action: Action) -> String {
 
 /// A write answered `not_created`: the provider refused it.
 pub(crate) fn not_created_rejected(action: Action) -> String {
-    let Effect { thing, nothing, .. } = effect(action);
-    let correct = match action {
-        Action::CreateTicket => "correct the arguments",
-        _ => "correct the arguments (or read the ticket with get_ticket and decide again)",
+    let words = words(action);
+    let Words { thing, nothing, .. } = words;
+    let correct = if words.makes_its_ticket {
+        "correct the arguments"
+    } else {
+        "correct the arguments (or read the ticket with get_ticket and decide again)"
     };
     format!(
         "{nothing}: the ticket provider refused this {thing} (see reason). The operation_id is \
@@ -363,7 +295,7 @@ pub(crate) fn not_created_rejected(action: Action) -> String {
 /// A write answered `not_created`: the provider was not reached, or a
 /// search proved that what was sent never arrived (`reason` says which).
 pub(crate) fn not_created_unavailable(action: Action) -> String {
-    let Effect { thing, nothing, .. } = effect(action);
+    let Words { thing, nothing, .. } = words(action);
     format!(
         "{nothing}: the ticket provider does not have this {thing} (see reason: it could not be \
          reached, or what was sent never arrived). The operation_id is not used up: call \
@@ -374,49 +306,45 @@ pub(crate) fn not_created_unavailable(action: Action) -> String {
 
 /// A write answered `unknown`.
 pub(crate) fn unknown(action: Action) -> String {
-    let Effect { thing, made, .. } = effect(action);
-    let lookup = match action {
-        Action::CreateTicket => "get_operation_status".to_owned(),
-        other => format!("get_operation_status (action {other})"),
-    };
+    let Words {
+        thing, made, twice, ..
+    } = words(action);
+    let lookup = status_lookup(action);
     format!(
         "Whether the {thing} was {made} is not known yet; it is being reconciled with the ticket \
          provider. After retry_after_seconds, call {action} again with the same operation_id and \
          arguments, or call {lookup} with it; do not invent a new operation_id for this {thing} \
-         (it could {dup}).",
-        dup = match action {
-            Action::CreateTicket => "create a duplicate",
-            Action::UpdateTicket | Action::TransitionTicket => "make the change twice",
-            Action::AddComment => "add it twice",
-        }
+         (it could {twice})."
     )
 }
 
 /// A write answered `unknown` that reconciliation gave up on: only an
 /// operator settles it now.
 pub(crate) fn gave_up(action: Action) -> String {
-    let Effect { thing, made, .. } = effect(action);
+    let Words {
+        thing, made, twice, ..
+    } = words(action);
     format!(
         "Whether the {thing} was {made} is still unknown, and the service has stopped asking the \
          ticket provider (see reason): a person must check the provider. Calling {action} again \
          with this operation_id answers the same; do not invent a new operation_id for this \
-         {thing} (it could {dup}).",
-        dup = duplicate(action)
+         {thing} (it could {twice})."
     )
 }
 
-/// What a second try under a new operation_id could do.
-fn duplicate(action: Action) -> &'static str {
-    match action {
-        Action::CreateTicket => "create a duplicate",
-        Action::UpdateTicket | Action::TransitionTicket => "make the change twice",
-        Action::AddComment => "add it twice",
+/// How to look up `action`'s operation: `get_operation_status`, naming
+/// the action unless it is the default one (the create).
+fn status_lookup(action: Action) -> String {
+    if words(action).makes_its_ticket {
+        "get_operation_status".to_owned()
+    } else {
+        format!("get_operation_status (action {action})")
     }
 }
 
 /// The field error of a write without an operation_id.
 pub(crate) fn operation_id_required(action: Action) -> String {
-    let thing = effect(action).thing;
+    let thing = words(action).thing;
     format!(
         "operation_id is required: invent a fresh UUID for this {thing} and reuse it on every \
          retry"
@@ -426,16 +354,19 @@ pub(crate) fn operation_id_required(action: Action) -> String {
 /// What `get_operation_status` says for a record in `state` (`None`:
 /// nothing recorded) under `action`.
 pub(crate) fn status_next_step(action: Action, state: Option<OperationState>) -> String {
-    let Effect {
+    let words = words(action);
+    let Words {
         thing,
         made,
         did_nothing,
         nothing,
-    } = effect(action);
+        ..
+    } = words;
     match state {
         Some(OperationState::Succeeded) => match action {
-            Action::CreateTicket => "The ticket was created; do not create it again. Retrying \
-                create_ticket with this operation_id and the same arguments returns this ticket."
+            _ if words.makes_its_ticket => "The ticket was created; do not create it again. \
+                Retrying create_ticket with this operation_id and the same arguments returns this \
+                ticket."
                 .into(),
             other => format!(
                 "The {thing} was {made}; do not repeat it. Retrying {other} with this \
@@ -483,9 +414,10 @@ pub(crate) fn status_expired(
     created_at: &str,
     retained_until: &str,
 ) -> String {
-    let Effect { thing, made, .. } = effect(action);
-    let on = acted_on(action, ticket_id);
-    let (shown, read) = lasting(action);
+    let words = words(action);
+    let Words { thing, made, .. } = words;
+    let on = words.on(ticket_id);
+    let (shown, read) = words.lasting;
     format!(
         "The {thing} was {made}{on} at {created_at}; its first answer is no longer kept. This \
          operation_id is spent until {retained_until}: calling {action} again with it and the \
@@ -609,21 +541,11 @@ pub(crate) fn unknown_argument(argument: &str, known: &[&str]) -> String {
 /// A task's `statusMessage` while its write runs (or another call with its
 /// operation_id does) and nothing more is known.
 pub(crate) fn task_working(action: Action) -> String {
-    let Effect { thing, .. } = effect(action);
+    let Words { thing, twice, .. } = words(action);
     format!(
         "The {thing} is being sent to the ticket provider: poll tasks/get with this taskId for \
-         the result; do not call {action} again with a new operation_id (it could {twice}).",
-        twice = twice(action)
+         the result; do not call {action} again with a new operation_id (it could {twice})."
     )
-}
-
-/// What a second effect would be.
-fn twice(action: Action) -> &'static str {
-    match action {
-        Action::CreateTicket => "create a duplicate",
-        Action::UpdateTicket | Action::TransitionTicket => "make the change twice",
-        Action::AddComment => "add it twice",
-    }
 }
 
 /// `tasks/get`, `tasks/cancel` or `tasks/update` (`verb`: retrieve, cancel,

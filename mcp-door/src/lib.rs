@@ -39,6 +39,9 @@
 //! - [`serve_stdio`] (and [`serve_stream`]): stdio, for desktop agents; the
 //!   tenant is fixed at start, from the token given in the environment. No
 //!   tasks: a write's answer is waited for.
+//! - `vocabulary`: what each write is called in the door's sentences
+//!   ("ticket", "change", "comment", what a second try could do, its
+//!   result's shape): the door's one per-action table of words, a leaf.
 //! - [`contract`]: every description the model reads, and the contract
 //!   hash each tool publishes in `_meta` and stamps on its calls' telemetry.
 //! - [`OpenWorld`] (`open_world`): which tools reach a provider on this
@@ -66,6 +69,7 @@ mod reads;
 mod results;
 mod tasks;
 mod tools;
+mod vocabulary;
 mod writes;
 
 pub use http_edge::{McpEndpoint, McpLimits};

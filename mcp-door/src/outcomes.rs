@@ -23,6 +23,7 @@ use crate::results::{
     CommentOut, CommentWriteResult, CreateTicketResult, FieldError, OriginalOperation, TicketOut,
     TicketWriteResult, ToolProblem,
 };
+use crate::vocabulary::{ResultShape, words};
 
 /// What one write's outcome says, whatever the write made (`T`): the one
 /// outcome table, read by each write tool's result builder below.
@@ -68,10 +69,7 @@ fn said<T>(action: Action, outcome: Outcome<T>) -> Said<T> {
         is_error,
     };
     // The success status of each action: a ticket write changes a ticket.
-    let done = match action {
-        Action::CreateTicket | Action::AddComment => "created",
-        Action::UpdateTicket | Action::TransitionTicket => "updated",
-    };
+    let done = words(action).done;
     match outcome {
         Outcome::Created(receipt) => Said {
             made: Some(receipt.result),
@@ -315,8 +313,8 @@ pub(crate) fn invalid_write(
 ) -> CallToolResult {
     let errors = Some(violations.into_iter().map(FieldError::from).collect());
     let next_step = contract::invalid(action);
-    match action {
-        Action::CreateTicket => structured_error(&CreateTicketResult {
+    match words(action).result {
+        ResultShape::NewTicket => structured_error(&CreateTicketResult {
             status: "invalid".into(),
             operation_id,
             ticket: None,
@@ -327,7 +325,7 @@ pub(crate) fn invalid_write(
             replayable_until: None,
             next_step,
         }),
-        Action::UpdateTicket | Action::TransitionTicket => structured_error(&TicketWriteResult {
+        ResultShape::ChangedTicket => structured_error(&TicketWriteResult {
             status: "invalid".into(),
             operation_id,
             ticket: None,
@@ -341,7 +339,7 @@ pub(crate) fn invalid_write(
             replayable_until: None,
             next_step,
         }),
-        Action::AddComment => structured_error(&CommentWriteResult {
+        ResultShape::Comment => structured_error(&CommentWriteResult {
             status: "invalid".into(),
             operation_id,
             comment: None,

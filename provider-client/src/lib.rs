@@ -31,9 +31,9 @@
 mod classify;
 mod wire;
 
-use kitchen::error_chain;
 use std::time::Duration;
 
+use kitchen::error_chain;
 use kitchen::{
     DispatchRequest, Dispatched, EffectKind, Lookup, ProviderFuture, SearchRequest, TicketProvider,
 };

@@ -1,9 +1,7 @@
 //! [`RestError`]: every way a REST request fails, and its one translation
 //! into a status code and a problem body.
 
-use kitchen::{error_chain, whole_seconds};
 use std::time::Duration;
-use telemetry::ContractFailure;
 
 use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, header};
@@ -11,6 +9,8 @@ use kitchen::{
     Action, FieldViolation, KitchenError, OperationRef, Refusal, Scopes, StorageFault, TicketId,
     TicketStatus, Version, Written,
 };
+use kitchen::{error_chain, whole_seconds};
+use telemetry::ContractFailure;
 
 use crate::links;
 use crate::problem::{FieldError, Problem, ProblemKind};

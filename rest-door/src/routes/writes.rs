@@ -3,11 +3,11 @@
 //! the kitchen's [`Outcome`] into an answer. The routes only say how their
 //! request becomes a kitchen call and how a result is shown.
 
-use kitchen::whole_seconds;
 use std::future::Future;
 
 use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use kitchen::whole_seconds;
 use kitchen::{
     Action, Caller, Comment, Expired, NotCreatedReason, OperationKey, OperationRef, OperationState,
     Outcome, Receipt, Ticket,

@@ -14,6 +14,7 @@ use telemetry::ContractFailure;
 
 use crate::links;
 use crate::problem::{FieldError, Problem, ProblemKind};
+use crate::vocabulary::{nothing_done, words};
 
 /// A failed REST request: either the caller's to fix, or ours (logged in
 /// full, answered opaquely).
@@ -167,50 +168,6 @@ impl From<KitchenError> for RestError {
     }
 }
 
-/// How messages name a write: the request that makes it, what a caller
-/// intends by one, what it does, and what did not happen when it was
-/// refused.
-struct Wording {
-    request: &'static str,
-    intent: &'static str,
-    noun: &'static str,
-    nothing: &'static str,
-}
-
-fn wording(action: Action) -> Wording {
-    match action {
-        Action::CreateTicket => Wording {
-            request: "POST /v1/tickets",
-            intent: "ticket",
-            noun: "create",
-            nothing: "Nothing was created",
-        },
-        Action::UpdateTicket => Wording {
-            request: "PATCH /v1/tickets/{id}",
-            intent: "change",
-            noun: "update",
-            nothing: "Nothing was changed",
-        },
-        Action::TransitionTicket => Wording {
-            request: "POST /v1/tickets/{id}/transitions",
-            intent: "move",
-            noun: "transition",
-            nothing: "Nothing was changed",
-        },
-        Action::AddComment => Wording {
-            request: "POST /v1/tickets/{id}/comments",
-            intent: "comment",
-            noun: "comment",
-            nothing: "No comment was added",
-        },
-    }
-}
-
-/// What did not happen when `action` was refused, as a sentence.
-pub(crate) fn nothing_done(action: Action) -> String {
-    format!("{}.", wording(action).nothing)
-}
-
 impl RestError {
     /// A ticket the tenant does not have, read or written: the same answer
     /// either way, so that it reveals nothing (another tenant's ticket
@@ -351,7 +308,7 @@ impl RestError {
             }
             Self::OAuthNotOffered => NO_OAUTH.into(),
             Self::MissingIdempotencyKey(action) => {
-                let w = wording(*action);
+                let w = words(*action);
                 format!(
                     "{} needs an Idempotency-Key header naming the {} you intend, for example \
                      `Idempotency-Key: {EXAMPLE_KEY}`. Make a fresh UUID for each new {} and send \
@@ -361,23 +318,12 @@ impl RestError {
             }
             Self::MalformedIdempotencyKey(detail) => detail.clone(),
             Self::KeyReused(original) => {
-                let w = wording(original.action);
-                let made = match (original.action, original.resource) {
-                    (Action::CreateTicket, None) => "has not made a ticket yet".to_owned(),
-                    (Action::CreateTicket, Some(id)) => {
-                        format!("made the ticket {}", links::ticket(id))
-                    }
-                    (Action::UpdateTicket | Action::TransitionTicket, Some(id)) => {
-                        format!("changed the ticket {}", links::ticket(id))
-                    }
-                    (Action::AddComment, Some(id)) => {
-                        format!("commented on the ticket {}", links::ticket(id))
-                    }
-                    (
-                        Action::UpdateTicket | Action::TransitionTicket | Action::AddComment,
-                        None,
-                    ) => "has not finished yet".to_owned(),
-                };
+                let w = words(original.action);
+                let (did, not_yet) = w.did;
+                let made = original.resource.map_or_else(
+                    || not_yet.to_owned(),
+                    |id| format!("{did}{}", links::ticket(id)),
+                );
                 format!(
                     "Idempotency-Key {:?} was first used at {} for a different request, which {made}. \
                      {} by this request. If you meant the same {}, do not send it again: GET {} to \
@@ -396,7 +342,7 @@ impl RestError {
             } => format!(
                 "Another attempt with this Idempotency-Key is still running. {} by this one. \
                  Retry the same request with the same key in {} s.",
-                wording(*action).nothing,
+                words(*action).nothing,
                 whole_seconds(*retry_after)
             ),
             Self::Validation(v) => format!(
@@ -429,12 +375,12 @@ impl RestError {
                  nowhere to go. Nothing was written and the Idempotency-Key was not used up."
             ),
             Self::ProviderRejected { action, why } => {
-                let Wording {
-                    intent, nothing, ..
-                } = wording(*action);
-                let fix = match action {
-                    Action::CreateTicket => "correct the request",
-                    _ => "correct the request (or GET the ticket and decide again)",
+                let w = words(*action);
+                let (intent, nothing) = (w.intent, w.nothing);
+                let fix = if w.makes_its_ticket {
+                    "correct the request"
+                } else {
+                    "correct the request (or GET the ticket and decide again)"
                 };
                 format!(
                     "The ticket provider refused the {intent}: {why}. {nothing} and the \
@@ -448,7 +394,7 @@ impl RestError {
             } => format!(
                 "{why} {} and the Idempotency-Key was not used up: retry the same request with \
                  the same key in {} s.",
-                wording(*action).nothing,
+                words(*action).nothing,
                 whole_seconds(*retry_after)
             ),
             Self::MalformedJson { why, action } => {
@@ -463,17 +409,9 @@ impl RestError {
                     nothing_done(*action)
                 )
             }
-            Self::UnsupportedMediaType(action) => match action {
-                Action::UpdateTicket => format!(
-                    "Send the patch as JSON with `Content-Type: application/merge-patch+json` (or \
-                     `application/json`). {}",
-                    nothing_done(*action)
-                ),
-                Action::CreateTicket | Action::TransitionTicket | Action::AddComment => format!(
-                    "Send the body as JSON with `Content-Type: application/json`. {}",
-                    nothing_done(*action)
-                ),
-            },
+            Self::UnsupportedMediaType(action) => {
+                format!("{} {}", words(*action).media_type, nothing_done(*action))
+            }
             Self::PayloadTooLarge(action) => format!(
                 "The body is larger than {} KiB. {}",
                 crate::BODY_LIMIT_BYTES / 1024,
@@ -488,7 +426,7 @@ impl RestError {
                 "Nothing was recorded for this Idempotency-Key: the {} did not happen (or it was \
                  used more than the tombstone horizon ago: keys are remembered until their \
                  retained_until). A retry with the same key is safe.",
-                wording(*action).noun
+                words(*action).noun
             ),
             Self::BodyTimeout(after) => format!(
                 "The request body did not arrive within {} s, so nothing was done and no \

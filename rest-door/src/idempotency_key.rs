@@ -4,7 +4,8 @@
 use http::HeaderMap;
 use kitchen::{Action, MAX_KEY_LEN, MIN_KEY_LEN, OperationKey};
 
-use crate::error::{self, EXAMPLE_KEY, RestError};
+use crate::error::{EXAMPLE_KEY, RestError};
+use crate::vocabulary;
 
 /// The header's name.
 pub const IDEMPOTENCY_KEY: &str = "idempotency-key";
@@ -58,7 +59,7 @@ fn key_header_schema() -> utoipa::openapi::schema::Object {
 /// The operation key a write of `action` names, or why there is none.
 pub fn from_headers(headers: &HeaderMap, action: Action) -> Result<OperationKey, RestError> {
     let malformed = |why: String| {
-        RestError::MalformedIdempotencyKey(format!("{why} {}", error::nothing_done(action)))
+        RestError::MalformedIdempotencyKey(format!("{why} {}", vocabulary::nothing_done(action)))
     };
     let mut values = headers.get_all(IDEMPOTENCY_KEY).iter();
     let value = values

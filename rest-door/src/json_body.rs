@@ -8,7 +8,8 @@ use http::{HeaderMap, StatusCode, header};
 use kitchen::Action;
 use serde::de::DeserializeOwned;
 
-use crate::error::{self, RestError};
+use crate::error::RestError;
+use crate::vocabulary;
 
 /// The media types of a JSON merge patch (RFC 7396), which a `PATCH` takes.
 pub(crate) const MERGE_PATCH: &[&str] = &["application/merge-patch+json", "application/json"];
@@ -56,7 +57,7 @@ fn read<T: DeserializeOwned>(
             RestError::BadRequest(format!(
                 "The body could not be read: {}. {}",
                 rejection.body_text(),
-                error::nothing_done(action)
+                vocabulary::nothing_done(action)
             ))
         }
     })?;

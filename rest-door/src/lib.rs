@@ -11,8 +11,8 @@
 //! - [`router`]: the routes, with authentication on `/v1`.
 //! - [`openapi`]: the OpenAPI 3.1 document, generated from the same route
 //!   definitions as the router.
-//! - [`auth`]: bearer token to caller, as middleware (also used for `/mcp`),
-//!   and the scope check of each route (the policy is `access::policy`).
+//! - [`auth`]: bearer token to caller, as middleware (its 401 words are
+//!   also `/mcp`'s), and the scope check of each route (the policy is `access::policy`).
 //! - `routes::discovery`: the protected resource metadata (RFC 9728), when
 //!   OAuth is on; [`openapi`] documents both kinds of bearer token and the
 //!   scope each route needs, from the same policy.
@@ -28,6 +28,9 @@
 //! - `schema`: the bodies as the OpenAPI document describes them, their
 //!   limits taken from the kitchen's constants.
 //! - `links`: every address the door hands out.
+//! - `vocabulary`: what each write is called in the door's words (its
+//!   request, what a caller intends by it, each status's next step): the
+//!   door's one per-action table of prose, a leaf.
 
 use access::Authenticator;
 use access_doc::BearerAuth;
@@ -53,6 +56,7 @@ mod routes;
 mod schema;
 mod state;
 mod versions;
+mod vocabulary;
 
 pub use error::RestError;
 pub use idempotency_key::IDEMPOTENCY_KEY;

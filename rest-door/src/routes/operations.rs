@@ -13,6 +13,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use crate::error::RestError;
 use crate::problem::Problem;
+use crate::vocabulary::{Resource, words};
 use crate::{links, schema};
 
 /// What the service recorded for one operation key.
@@ -162,12 +163,7 @@ fn expired_next_step(
     retained_until: &str,
     resource: Option<&str>,
 ) -> String {
-    let (what, it) = match action {
-        Action::CreateTicket => ("The ticket was created", "the ticket"),
-        Action::UpdateTicket => ("The change was made", "the ticket"),
-        Action::TransitionTicket => ("The move was made", "the ticket"),
-        Action::AddComment => ("The comment was added", "the comment"),
-    };
+    let (what, it) = words(action).expired;
     let read = resource.map_or_else(String::new, |at| format!(" GET {at} to see it."));
     format!(
         "{what} at {created_at}; its first answer is no longer kept, only a record that the key \
@@ -180,75 +176,17 @@ fn expired_next_step(
 /// What to do next with an effect reconciliation gave up on: only an
 /// operator settles it now.
 pub(crate) fn gave_up_next_step(action: Action) -> &'static str {
-    match action {
-        Action::CreateTicket => {
-            "Whether the ticket exists is still unknown, and the service has stopped asking the \
-             provider (see detail): an operator must check the provider for this operation's \
-             external reference. Retrying with this key answers the same; never use a new key \
-             for this ticket: that could create a duplicate."
-        }
-        Action::UpdateTicket | Action::TransitionTicket => {
-            "Whether the change was made is still unknown, and the service has stopped asking \
-             the provider (see detail): an operator must check the provider for this \
-             operation's external reference. Retrying with this key answers the same; never use \
-             a new key for this change: that could make it twice."
-        }
-        Action::AddComment => {
-            "Whether the comment exists is still unknown, and the service has stopped asking the \
-             provider (see detail): an operator must check the provider for this operation's \
-             external reference. Retrying with this key answers the same; never use a new key \
-             for this comment: that could add it twice."
-        }
-    }
+    words(action).gave_up
 }
 
 /// What to do next, by action and state.
 pub(crate) fn next_step(action: Action, state: OperationState) -> &'static str {
-    match (state, action) {
-        (OperationState::Succeeded, Action::CreateTicket) => {
-            "The ticket exists. Sending the same request with this key again returns it again \
-             and creates nothing; a different request with this key is refused."
-        }
-        (OperationState::Succeeded, Action::UpdateTicket | Action::TransitionTicket) => {
-            "The change was made. Sending the same request with this key again returns the \
-             ticket as that change left it and changes nothing; a different request with this \
-             key is refused. GET the ticket to see it as it is now."
-        }
-        (OperationState::Succeeded, Action::AddComment) => {
-            "The comment was added. Sending the same request with this key again returns it \
-             again and adds nothing; a different request with this key is refused."
-        }
-        (OperationState::InProgress, Action::CreateTicket) => {
-            "The ticket is being sent to the ticket provider. GET this again shortly, or retry \
-             the same request with the same key. Do not use a new key for this ticket."
-        }
-        (OperationState::InProgress, Action::UpdateTicket | Action::TransitionTicket) => {
-            "The change is being sent to the ticket provider. GET this again shortly, or retry \
-             the same request with the same key. Do not use a new key for this change."
-        }
-        (OperationState::InProgress, Action::AddComment) => {
-            "The comment is being sent to the ticket provider. GET this again shortly, or retry \
-             the same request with the same key. Do not use a new key for this comment."
-        }
-        (OperationState::Unknown, Action::CreateTicket) => {
-            "The provider's answer was lost, so the ticket may or may not exist; the service is \
-             reconciling with the provider's records. Retry the same request with the same key, \
-             or GET this again: either returns the ticket once it is known. Never use a new key \
-             for this ticket: that could create a duplicate."
-        }
-        (OperationState::Unknown, Action::UpdateTicket | Action::TransitionTicket) => {
-            "The provider's answer was lost, so the change may or may not have been made; the \
-             service is reconciling with the provider's records. Retry the same request with the \
-             same key, or GET this again: either returns the ticket as the change left it once \
-             it is known. Never use a new key for this change: that could make it twice."
-        }
-        (OperationState::Unknown, Action::AddComment) => {
-            "The provider's answer was lost, so the comment may or may not exist; the service is \
-             reconciling with the provider's records. Retry the same request with the same key, \
-             or GET this again: either returns the comment once it is known. Never use a new key \
-             for this comment: that could add it twice."
-        }
-        (OperationState::FailedBeforeEffect, _) => {
+    let words = words(action);
+    match state {
+        OperationState::Succeeded => words.succeeded,
+        OperationState::InProgress => words.in_progress,
+        OperationState::Unknown => words.unknown,
+        OperationState::FailedBeforeEffect => {
             "The provider made nothing, and the key was not used up: send the request again \
              (corrected, if the provider refused it) with the same key."
         }
@@ -272,8 +210,8 @@ impl From<kitchen::OperationStatus> for OperationStatus {
         // A comment's address: its ticket and the resource the record
         // keeps (a tombstone too), else the frozen result; an unreadable
         // one only leaves the link out (the ticket's comments list it too).
-        let comment_location = match record.action {
-            Action::AddComment => match (record.ticket_id, record.resource_id) {
+        let comment_location = match words(record.action).resource {
+            Resource::Comment => match (record.ticket_id, record.resource_id) {
                 (Some(ticket), Some(comment)) => Some(links::comment_resource(ticket, comment)),
                 (None, _) | (_, None) => record
                     .result
@@ -281,7 +219,7 @@ impl From<kitchen::OperationStatus> for OperationStatus {
                     .and_then(|snapshot| snapshot.parse::<Comment>().ok())
                     .map(|c| links::comment(c.ticket_id, c.id)),
             },
-            Action::CreateTicket | Action::UpdateTicket | Action::TransitionTicket => None,
+            Resource::Ticket => None,
         };
         let ticket_location = record.ticket_id.map(links::ticket);
         let created_at = links::rfc3339(record.created_at);

@@ -1,5 +1,5 @@
 //! What a write answers. Every expected result is a value here; only
-//! infrastructure failures are [`KitchenError`](crate::KitchenError)s.
+//! infrastructure failures are [`KitchenError`](KitchenError)s.
 //!
 //! Two policies every door needs are decided here, once: which outcomes are
 //! the caller's mistake ([`Outcome::is_caller_mistake`]) and how long a
@@ -7,8 +7,9 @@
 
 use std::time::Duration;
 
-use crate::domain::effect::{AttemptKind, AttemptResult, EffectAttempt};
-use crate::domain::operation::{OperationRecord, OperationRef, ResultSnapshot};
+use crate::KitchenError;
+use crate::domain::effect::{AttemptKind, AttemptResult, EffectAttempt, OperationStatus};
+use crate::domain::operation::{OperationRecord, OperationRef, OperationState, ResultSnapshot};
 use crate::domain::status::TicketStatus;
 use crate::domain::ticket::{Ticket, TicketId, Version};
 use crate::domain::violation::FieldViolation;
@@ -223,7 +224,7 @@ impl<T> Outcome<T> {
     pub(crate) fn for_taken_key(
         original: OperationRecord,
         attempt_fingerprint: &crate::Fingerprint,
-    ) -> Result<Self, crate::KitchenError>
+    ) -> Result<Self, KitchenError>
     where
         T: serde::de::DeserializeOwned,
     {
@@ -233,14 +234,14 @@ impl<T> Outcome<T> {
             });
         }
         let snapshot = original.result.clone().ok_or_else(|| {
-            crate::KitchenError::CorruptRecord(format!(
+            KitchenError::CorruptRecord(format!(
                 "operation {} is {} but has no result",
                 original.key,
                 original.state.as_str()
             ))
         })?;
         let result = snapshot.parse::<T>().map_err(|e| {
-            crate::KitchenError::CorruptRecord(format!("result snapshot of {}: {e}", original.key))
+            KitchenError::CorruptRecord(format!("result snapshot of {}: {e}", original.key))
         })?;
         Ok(Self::Replayed(Receipt {
             result,
@@ -268,4 +269,72 @@ pub struct Receipt<T = Ticket> {
     pub snapshot: ResultSnapshot,
     /// The operation record.
     pub operation: OperationRecord,
+}
+
+/// What an operation's status means, by the kitchen's one rule for it, so
+/// that no door re-derives an outcome from a record (a task's result, a
+/// status read).
+impl OperationStatus {
+    /// The outcome a write with this record answers now that it has ended:
+    /// `Created` with its frozen result once it happened, `NotCreated` once
+    /// the provider provably made nothing, `Unknown` (given up) once
+    /// reconciliation stopped asking. `None` while it is in flight or its
+    /// effect is still being reconciled.
+    pub fn ended<T: serde::de::DeserializeOwned>(
+        &self,
+    ) -> Result<Option<Outcome<T>>, KitchenError> {
+        let record = &self.record;
+        let detail = || {
+            self.effect
+                .as_ref()
+                .and_then(|e| e.state_detail.clone())
+                .unwrap_or_default()
+        };
+        Ok(Some(match record.state {
+            OperationState::Succeeded => {
+                let corrupt = |why: String| {
+                    KitchenError::CorruptRecord(format!(
+                        "operation {} succeeded but {why}",
+                        record.key
+                    ))
+                };
+                let snapshot = record
+                    .result
+                    .clone()
+                    .ok_or_else(|| corrupt("has no result".into()))?;
+                let result = snapshot
+                    .parse::<T>()
+                    .map_err(|e| corrupt(format!("its result does not read: {e}")))?;
+                Outcome::Created(Receipt {
+                    result,
+                    snapshot,
+                    operation: record.clone(),
+                })
+            }
+            OperationState::FailedBeforeEffect => Outcome::NotCreated {
+                operation: record.reference(),
+                reason: NotCreatedReason::from_ledger(
+                    self.effect.as_ref().map_or(&[], |e| e.attempts.as_slice()),
+                    detail(),
+                ),
+            },
+            OperationState::Unknown if self.given_up() => Outcome::Unknown {
+                operation: record.reference(),
+                reason: detail(),
+                gave_up: true,
+            },
+            OperationState::Unknown | OperationState::InProgress => return Ok(None),
+        }))
+    }
+
+    /// Whether reconciliation gave up on this operation's effect: only an
+    /// operator settles it now.
+    pub fn given_up(&self) -> bool {
+        self.effect.as_ref().is_some_and(|e| e.given_up)
+    }
+
+    /// What the ledger says about the effect meanwhile, if anything.
+    pub fn detail(&self) -> Option<&str> {
+        self.effect.as_ref().and_then(|e| e.state_detail.as_deref())
+    }
 }

@@ -24,6 +24,7 @@ use crate::results::{
     TicketListResult, TicketOut, TicketPreview, TicketResult,
 };
 use crate::tools::{TicketTools, tool_needs};
+use crate::vocabulary::{ResultShape, words};
 
 #[tool_router(router = read_tools, vis = "pub(crate)")]
 impl TicketTools {
@@ -106,13 +107,11 @@ impl TicketTools {
                     let made = first_answer
                         .map(|snapshot| {
                             // What the action makes decides how its snapshot reads.
-                            match action {
-                                Action::CreateTicket
-                                | Action::UpdateTicket
-                                | Action::TransitionTicket => snapshot
+                            match words(action).result {
+                                ResultShape::NewTicket | ResultShape::ChangedTicket => snapshot
                                     .parse::<Ticket>()
                                     .map(|t| Made::Ticket(TicketOut::from(&t))),
-                                Action::AddComment => snapshot
+                                ResultShape::Comment => snapshot
                                     .parse::<Comment>()
                                     .map(|c| Made::Comment(CommentOut::from(&c))),
                             }

@@ -36,9 +36,8 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use kitchen::{
-    Action, Comment, KeyPhase, Kitchen, KitchenError, NotCreatedReason, OperationKey,
-    OperationRecord, OperationState, OperationStatus, Outcome, Receipt, TenantId, Ticket,
-    UNKNOWN_RETRY_AFTER, rfc3339,
+    Action, Comment, KeyPhase, Kitchen, OperationKey, OperationRecord, OperationStatus, Outcome,
+    TenantId, Ticket, UNKNOWN_RETRY_AFTER, rfc3339,
 };
 use rmcp::model::{
     CallToolResult, CreateTaskResult, DetailedTask, GetTaskResult, ProtocolVersion, Task,
@@ -46,13 +45,14 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer};
-use serde::de::DeserializeOwned;
+use serde::de::{DeserializeOwned, IgnoredAny};
 use serde_json::Value;
 
 use crate::contract;
 use crate::outcomes::{
     Answered, comment_write_result, create_result, ticket_write_result, unexpected,
 };
+use crate::vocabulary::{ResultShape, words};
 
 /// When a write answers with a task, and how often its client is told to
 /// poll.
@@ -271,19 +271,17 @@ pub(crate) async fn get(
 ) -> Result<GetTaskResult, McpError> {
     let (id, status) = find(kitchen, tenant, raw, "retrieve").await?;
     let base = task(settings, &id, &status.record, last_updated(&status));
-    let task = match progress(&status) {
-        Progress::Working(message) => {
-            DetailedTask::new(base.with_status_message(message), TaskPayload::Working)
-        }
-        Progress::Ended(ended) => {
-            let result = tool_result(&status.record, ended)?;
-            DetailedTask::new(
-                base,
-                TaskPayload::Completed {
-                    result: as_object(&result)?,
-                },
-            )
-        }
+    let task = match tool_result(&status)? {
+        None => DetailedTask::new(
+            base.with_status_message(working(&status)),
+            TaskPayload::Working,
+        ),
+        Some(result) => DetailedTask::new(
+            base,
+            TaskPayload::Completed {
+                result: as_object(&result)?,
+            },
+        ),
     };
     Ok(GetTaskResult::new(task))
 }
@@ -296,7 +294,7 @@ pub(crate) async fn get(
 /// nothing left to stop. An id this tenant never recorded is `-32602`.
 pub(crate) async fn cancel(kitchen: &Kitchen, tenant: TenantId, raw: &str) -> Result<(), McpError> {
     let (_, status) = find(kitchen, tenant, raw, "cancel").await?;
-    if let Progress::Working(_) = progress(&status) {
+    if let Ok(None) = status.ended::<IgnoredAny>() {
         tracing::info!(
             task = raw,
             "tasks/cancel acknowledged; the write cannot be undone and will finish"
@@ -341,101 +339,34 @@ async fn find(
     }
 }
 
-/// Where a task is.
-enum Progress {
-    /// In flight or unknown, with what is known.
-    Working(String),
-    /// Over.
-    Ended(Ended),
-}
-
-/// How a write ended.
-enum Ended {
-    /// It happened: the record holds its result.
-    Happened,
-    /// The provider provably made nothing.
-    NotCreated(NotCreatedReason),
-    /// Reconciliation gave up: unknown until an operator looks. The detail.
-    GaveUp(String),
-}
-
-fn progress(status: &OperationStatus) -> Progress {
+/// The write's tool result once it has ended, by the kitchen's rule for
+/// what its record means: for a write that happened, its first answer
+/// (`created`, `updated`) from the frozen snapshot. `None` while it is in
+/// flight or unknown.
+fn tool_result(status: &OperationStatus) -> Result<Option<CallToolResult>, McpError> {
+    let key = &status.record.key;
     let action = status.record.action;
-    let detail = status.effect.as_ref().and_then(|e| e.state_detail.clone());
-    match status.record.state {
-        OperationState::Succeeded => Progress::Ended(Ended::Happened),
-        OperationState::FailedBeforeEffect => {
-            let reason = NotCreatedReason::from_ledger(
-                status
-                    .effect
-                    .as_ref()
-                    .map_or(&[], |e| e.attempts.as_slice()),
-                detail.unwrap_or_default(),
-            );
-            Progress::Ended(Ended::NotCreated(reason))
+    match words(action).result {
+        ResultShape::NewTicket => ended::<Ticket>(status)?.map(|o| create_result(key, o)),
+        ResultShape::ChangedTicket => {
+            ended::<Ticket>(status)?.map(|o| ticket_write_result(action, key, o))
         }
-        OperationState::Unknown if status.effect.as_ref().is_some_and(|e| e.given_up) => {
-            Progress::Ended(Ended::GaveUp(detail.unwrap_or_default()))
-        }
-        OperationState::Unknown => {
-            Progress::Working(detail.unwrap_or_else(|| contract::task_working(action)))
-        }
-        OperationState::InProgress => {
-            Progress::Working(detail.unwrap_or_else(|| contract::task_working(action)))
-        }
+        ResultShape::Comment => ended::<Comment>(status)?.map(|o| comment_write_result(key, o)),
     }
+    .transpose()
 }
 
-/// The result the write's tool gives for how it `ended`: for a write that
-/// happened, its first answer (`created`, `updated`) from the record's
-/// frozen snapshot.
-fn tool_result(record: &OperationRecord, ended: Ended) -> Result<CallToolResult, McpError> {
-    let key = &record.key;
-    match record.action {
-        Action::CreateTicket => create_result(key, outcome::<Ticket>(record, ended)?),
-        action @ (Action::UpdateTicket | Action::TransitionTicket) => {
-            ticket_write_result(action, key, outcome::<Ticket>(record, ended)?)
-        }
-        Action::AddComment => comment_write_result(key, outcome::<Comment>(record, ended)?),
-    }
+fn ended<T: DeserializeOwned>(status: &OperationStatus) -> Result<Option<Outcome<T>>, McpError> {
+    status.ended::<T>().map_err(unexpected)
 }
 
-/// The outcome the write would have answered had it ended so at once.
-fn outcome<T: DeserializeOwned>(
-    record: &OperationRecord,
-    ended: Ended,
-) -> Result<Outcome<T>, McpError> {
-    Ok(match ended {
-        Ended::Happened => {
-            let corrupt = |why: String| {
-                unexpected(KitchenError::CorruptRecord(format!(
-                    "operation {} succeeded but {why}",
-                    record.key
-                )))
-            };
-            let snapshot = record
-                .result
-                .clone()
-                .ok_or_else(|| corrupt("has no result".into()))?;
-            let result = snapshot
-                .parse::<T>()
-                .map_err(|e| corrupt(format!("its result does not read: {e}")))?;
-            Outcome::Created(Receipt {
-                result,
-                snapshot,
-                operation: record.clone(),
-            })
-        }
-        Ended::NotCreated(reason) => Outcome::NotCreated {
-            operation: record.reference(),
-            reason,
-        },
-        Ended::GaveUp(reason) => Outcome::Unknown {
-            operation: record.reference(),
-            reason,
-            gave_up: true,
-        },
-    })
+/// What a working task says: what the ledger knows, or what to do
+/// meanwhile.
+fn working(status: &OperationStatus) -> String {
+    status.detail().map_or_else(
+        || contract::task_working(status.record.action),
+        str::to_owned,
+    )
 }
 
 /// When the task last changed: the latest moment its ledger records (a
@@ -568,7 +499,7 @@ mod tests {
         assert_eq!(pending(Action::CreateTicket, &given_up), None);
         let not_created = Outcome::<Ticket>::NotCreated {
             operation,
-            reason: NotCreatedReason::Unavailable("down".into()),
+            reason: kitchen::NotCreatedReason::Unavailable("down".into()),
         };
         assert_eq!(pending(Action::CreateTicket, &not_created), None);
         let invalid = Outcome::<Ticket>::Invalid { violations: vec![] };

@@ -59,9 +59,15 @@ def modfile(src, parts, depth=0):
         return found if n > 0 else None
     return None
 edges = {}
-for crate in sorted(os.listdir(root)):
+# every crate of the workspace: a folder with a Cargo.toml and a src/, at
+# the top or one level down (drivers/double-fire, …)
+def is_crate(d): return os.path.isfile(os.path.join(root, d, 'Cargo.toml')) and os.path.isdir(os.path.join(root, d, 'src'))
+top = [d for d in os.listdir(root) if os.path.isdir(os.path.join(root, d)) and d not in ('target',) and not d.startswith('.')]
+crates = sorted([d for d in top if is_crate(d)] +
+                [os.path.join(d, e) for d in top for e in os.listdir(os.path.join(root, d))
+                 if os.path.isdir(os.path.join(root, d, e)) and is_crate(os.path.join(d, e))])
+for crate in crates:
     src = os.path.join(root, crate, 'src')
-    if not os.path.isdir(src): continue
     for dp, _, fs in os.walk(src):
         for f in fs:
             if not f.endswith('.rs'): continue

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The effect benchmark (drivers/src/effect_bench/): every fault point against
+# The effect benchmark (drivers/bench/src/effect_bench/): every fault point against
 # blind retry, the provider's native key, this service with a naive client,
 # and this service with tickets-client, on this service's database and on
 # providers that honour or ignore keys; effects counted where they are made.

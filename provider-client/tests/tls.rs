@@ -6,11 +6,11 @@
 
 use std::time::Duration;
 
-use drivers::provider_sim::{self, SimConfig, TestCertificates};
 use kitchen::{
     DispatchRequest, Dispatched, EffectKind, Lookup, ProviderWrite, SearchRequest, TicketProvider,
 };
 use provider_client::{HttpProvider, ProviderTls, SetupError};
+use provider_sim::{self, SimConfig, TestCertificates};
 
 fn request(external_ref: &str) -> DispatchRequest {
     DispatchRequest {

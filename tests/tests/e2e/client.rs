@@ -14,11 +14,11 @@ use std::process::Output;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use drivers::provider_sim::{Fault, FaultRule};
 use e2e_tests::process::tickets_binary;
 use e2e_tests::{TestApp, TestTenant, snapshot_settings};
 use kitchen::KitchenConfig;
 use kitchen::testing::TestDatabase;
+use provider_sim::{Fault, FaultRule};
 use telemetry::DoorStats;
 use tickets_client::{
     Action, Client, ClientConfig, Intent, Journal, LastSeen, MemoryJournal, NewTicket,

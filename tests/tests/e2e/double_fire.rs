@@ -12,7 +12,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use drivers::double_fire::{self, CheckResult, Options, Report, Restart, Target, Verdict};
+use double_fire::{self, CheckResult, Options, Report, Restart, Target, Verdict};
 use e2e_tests::TestApp;
 use e2e_tests::process::{ServerProcess, fault_injection_binary, tickets_binary};
 use kitchen::testing::{Backend, TestDatabase, tenant_with_token};

@@ -4,10 +4,10 @@
 
 use std::time::Duration;
 
-use drivers::double_fire::Door;
-use drivers::load::{self, LoadConfig, Workload};
+use double_fire::Door;
 use e2e_tests::TestApp;
 use kitchen::testing::TestDatabase;
+use tickets_bench::load::{self, LoadConfig, Workload};
 
 async fn every_workload_leaves_one_ticket_per_key(db: TestDatabase) {
     let app = TestApp::spawn(&db).await;

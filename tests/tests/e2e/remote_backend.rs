@@ -13,10 +13,10 @@
 
 use std::time::Duration;
 
-use drivers::double_fire::{Options, ProviderTarget, Report, Verdict};
-use drivers::provider_sim::{self, KeyPolicy, SimConfig};
+use double_fire::{Options, ProviderTarget, Report, Verdict};
 use kitchen::Action;
 use kitchen::testing::{Backend, TestDatabase};
+use provider_sim::{self, KeyPolicy, SimConfig};
 
 use crate::double_fire::{Deployment, verdicts};
 

@@ -9,11 +9,11 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use drivers::provider_sim::{Fault, FaultOn, FaultRule, RunningSim};
 use e2e_tests::{TestApp, TestTenant};
 use kitchen::Action;
 use kitchen::testing::TestDatabase;
 use mcp_door::TicketTools;
+use provider_sim::{Fault, FaultOn, FaultRule, RunningSim};
 use serde_json::json;
 
 use crate::fresh_key;

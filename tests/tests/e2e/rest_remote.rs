@@ -6,11 +6,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use drivers::provider_sim::{self, Fault, FaultOn, FaultRule, KeyPolicy, RunningSim, SimConfig};
 use e2e_tests::{TestApp, snapshot_settings};
 use kitchen::testing::TestDatabase;
 use kitchen::{KitchenConfig, RemoteSettings, TicketBackend};
 use provider_client::HttpProvider;
+use provider_sim::{self, Fault, FaultOn, FaultRule, KeyPolicy, RunningSim, SimConfig};
 use serde_json::json;
 
 use crate::{DISK_FULL, fresh_key};

@@ -10,7 +10,7 @@
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use drivers::double_fire::Caller;
+use double_fire::Caller;
 use e2e_tests::process::{ServerProcess, tickets_binary};
 use kitchen::testing::{TestDatabase, tenant_with_token};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

@@ -226,7 +226,7 @@ mod tests {
     /// is listed there under its number and name.
     #[test]
     fn the_check_is_in_the_table() {
-        let docs = include_str!("mod.rs");
+        let docs = include_str!("lib.rs");
         let row = format!("//! | {NUMBER} | {SLUG} |");
         assert!(docs.contains(&row), "missing row: {row}");
         assert_eq!(super::super::LAST_CHECK, NUMBER);

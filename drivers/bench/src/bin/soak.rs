@@ -1,13 +1,13 @@
 //! `soak`: SIGKILL the real server at random moments while clients create
 //! tickets and retry, then count in the database that every key made
-//! exactly one ticket. See `soak --help` and `drivers::soak`.
+//! exactly one ticket. See `soak --help` and `tickets_bench::soak`.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Parser;
 
-use drivers::soak::{self, DatabaseKind, SoakConfig};
+use tickets_bench::soak::{self, DatabaseKind, SoakConfig};
 
 /// Kill -9 soak: N clients create with fresh keys while the server is
 /// SIGKILLed K times and restarted; every unanswered key is retried with the

@@ -871,7 +871,7 @@ mod tests {
     /// its number and name.
     #[test]
     fn every_policy_check_is_in_the_table() {
-        let docs = include_str!("mod.rs");
+        let docs = include_str!("lib.rs");
         for policy in Policy::ALL {
             for action in [Action::CreateTicket, Action::UpdateTicket] {
                 let row = format!("//! | {} | {} |", policy.number(action), policy.slug());

@@ -11,7 +11,7 @@ use uuid::Uuid;
 use super::attempt::{Attempt, DoorClient};
 use super::keys;
 use super::tally::Tally;
-use crate::double_fire::Door;
+use double_fire::Door;
 
 /// The longest pause between two attempts of one key: a killed server
 /// takes about this long to come back, and a client should not spin on a

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use clap::Parser;
 use std::time::Duration;
 
-use drivers::double_fire::{self, Options, ProviderTarget, Restart, Target};
+use double_fire::{self, Options, ProviderTarget, Restart, Target};
 use kitchen::Action;
 
 /// Fire retries at a running ticket service through both doors, with faults

@@ -70,6 +70,7 @@
 
 mod checks;
 mod doors;
+pub mod fault_proxy;
 mod remote;
 mod report;
 mod window;

@@ -12,7 +12,7 @@ use anyhow::Context;
 use sqlx::{Connection, PgConnection, SqliteConnection};
 
 use super::servers::TENANT;
-use crate::provider_sim::SimClient;
+use provider_sim::SimClient;
 
 const TICKETS_BY_TITLE: &str = "SELECT t.title, COUNT(*) FROM tickets t \
      JOIN tenants n ON n.id = t.tenant_id WHERE n.name = $1 AND t.project_id = $2 \

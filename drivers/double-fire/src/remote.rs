@@ -20,7 +20,7 @@ use super::checks::{CheckId, Checks, Intent, Seen, short};
 use super::doors::{Answer, Door, Ticket, Write};
 use super::report::CheckResult;
 use super::{CRASH_BEFORE_DISPATCH, ProviderTarget};
-use crate::provider_sim::{ChangeKind, Counts, Fault, FaultOn, FaultRule, SimClient};
+use provider_sim::{ChangeKind, Counts, Fault, FaultOn, FaultRule, SimClient};
 
 /// Pause between a caller's retries of an unknown outcome.
 const RETRY_PAUSE: Duration = Duration::from_millis(200);

@@ -16,7 +16,7 @@ use super::scenario::{self, Agent};
 use super::timing::{self, Budget};
 use super::truth::{self, Ledger};
 use super::wire::{Ask, Door};
-use crate::provider_sim::{Fault, FaultRule};
+use provider_sim::{Fault, FaultRule};
 
 /// How long the count waits, at most, for our server's effects to settle.
 const SETTLE_BOUND: Duration = Duration::from_secs(10);

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Parser;
-use drivers::provider_sim::{self, KeyPolicy, SimConfig, SimTls, TestCertificates};
+use provider_sim::{self, KeyPolicy, SimConfig, SimTls, TestCertificates};
 
 /// Serve an in-memory ticket tracker whose faults tests schedule over HTTP.
 #[derive(Debug, Parser)]

@@ -1,12 +1,12 @@
 //! `effect-bench`: the fault points × strategies × backends matrix behind
 //! the effect ledger, judged by the ground truth. See `effect-bench --help`,
-//! `drivers::effect_bench` and `docs/effect-benchmark.md`.
+//! `tickets_bench::effect_bench` and `docs/effect-benchmark.md`.
 
 use std::path::PathBuf;
 
 use clap::Parser;
 
-use drivers::effect_bench::{self, Backend, Config, Row, Strategy};
+use tickets_bench::effect_bench::{self, Backend, Config, Row, Strategy};
 
 /// Runs every fault point against blind retry, the provider's native key,
 /// this service with a naive client, and this service with tickets-client,

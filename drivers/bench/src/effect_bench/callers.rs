@@ -188,7 +188,7 @@ pub(crate) fn forget() -> Remembered {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::provider_sim::{self, Fault, FaultRule, KeyPolicy, RunningSim, SimConfig};
+    use provider_sim::{self, Fault, FaultRule, KeyPolicy, RunningSim, SimConfig};
 
     async fn provider(keys: KeyPolicy) -> RunningSim {
         let config = SimConfig {

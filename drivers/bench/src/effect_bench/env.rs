@@ -13,9 +13,9 @@ use super::matrix::Backend;
 use super::proxy::Proxy;
 use super::servers::{self, Server, Settings};
 use super::timing;
-use crate::provider_sim::{self, KeyPolicy, RunningSim, SimClient, SimConfig};
 use crate::soak::DatabaseKind;
 use crate::soak::database::SoakDatabase as Database;
+use provider_sim::{self, KeyPolicy, RunningSim, SimClient, SimConfig};
 
 /// One instance of this service (or two on one database) with its token.
 pub(crate) struct Instance {

@@ -2,8 +2,12 @@
 //! that misbehaves on demand. Tests of the remote ticket backend point it
 //! here; its per-reference counts of tickets, change records and comments
 //! are the ground truth for duplicates.
-//! The HTTP contract is `docs/provider-simulator.md`.
+//! The HTTP contract is `docs/provider-simulator.md`. Test
+//! infrastructure: nothing of the service depends on it.
 //!
+//! # Layout
+//!
+//! - `bin/provider-sim.rs`: the command line.
 //! - `api`: the JSON both sides speak ([`SimTicket`], [`SimChange`],
 //!   [`SimComment`], [`FaultRule`], [`Counts`]).
 //! - `requests`: the bodies the tracker accepts, checked field by field.

@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use drivers::provider_sim::{
+use provider_sim::{
     self, ChangeKind, Fault, FaultOn, FaultRule, FieldChange, KeyPolicy, RunningSim, SimChange,
     SimClient, SimComment, SimConfig, SimObject, SimTicket,
 };

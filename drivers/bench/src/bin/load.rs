@@ -4,9 +4,9 @@
 use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use drivers::double_fire::Door;
-use drivers::load::{self, LoadConfig, Workload};
+use double_fire::Door;
 use kitchen::{Kitchen, KitchenConfig, OperationKey, TenantName};
+use tickets_bench::load::{self, LoadConfig, Workload};
 
 /// Load and ceilings for the retry-safe ticket service.
 #[derive(Debug, Parser)]

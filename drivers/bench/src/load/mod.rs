@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use crate::double_fire::{Answer, Caller, Door, Ticket};
+use double_fire::{Answer, Caller, Door, Ticket};
 
 /// What each request does.
 #[derive(Debug, Clone, Copy, PartialEq)]

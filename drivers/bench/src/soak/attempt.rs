@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 use super::keys;
-use crate::double_fire::Door;
+use double_fire::Door;
 
 /// JSON-RPC codes under which the outcome of the call is unknown: the
 /// server's internal error and its request timeout (docs/contract.md).

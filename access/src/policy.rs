@@ -1,14 +1,15 @@
 //! The one policy of which scope each request needs, for both doors.
 //!
-//! Reads, status lookups and previews need `tickets:read`; the four writes
-//! need `tickets:write`. Every REST route and every MCP tool is listed here
-//! by name; tests in each door check that none is missing, so a new route
-//! or tool cannot slip through unlisted. Something not listed needs both
+//! Reads, status lookups and previews need `tickets:read`; the writes need
+//! `tickets:write`. Every REST route and every read tool is listed here by
+//! name, and every write tool is named after its kitchen action; a test
+//! checks that no route or tool is missing, so a new one cannot slip
+//! through unlisted. Something not listed needs both
 //! scopes (it fails closed), except an MCP tool that does not exist, which
 //! needs only `tickets:read` (the call can do nothing but say so).
 
 use http::Method;
-use kitchen::{Scope, Scopes};
+use kitchen::{Action, Scope, Scopes};
 
 /// Every REST route behind authentication: method, path template (as the
 /// router and the OpenAPI document spell it), the scope it needs.
@@ -30,18 +31,28 @@ pub const ROUTES: &[(Method, &str, Scope)] = &[
     (Method::GET, "/v1/stats", Scope::Read),
 ];
 
-/// Every MCP tool and the scope a call of it needs.
-pub const TOOLS: &[(&str, Scope)] = &[
-    ("create_ticket", Scope::Write),
-    ("update_ticket", Scope::Write),
-    ("transition_ticket", Scope::Write),
-    ("add_comment", Scope::Write),
-    ("get_operation_status", Scope::Read),
-    ("preview_ticket", Scope::Read),
-    ("get_ticket", Scope::Read),
-    ("list_tickets", Scope::Read),
-    ("list_comments", Scope::Read),
+/// The MCP tools that only read: they need `tickets:read`. Every write
+/// tool is named after its kitchen action ([`kitchen::Action`]) and needs
+/// `tickets:write`, so a new write needs no line here.
+pub const READ_TOOLS: &[&str] = &[
+    "get_operation_status",
+    "preview_ticket",
+    "get_ticket",
+    "list_tickets",
+    "list_comments",
 ];
+
+/// The scope a call of the MCP tool `name` needs; `None` for a tool that
+/// does not exist.
+pub fn tool(name: &str) -> Option<Scope> {
+    if Action::parse(name).is_some() {
+        Some(Scope::Write)
+    } else if READ_TOOLS.contains(&name) {
+        Some(Scope::Read)
+    } else {
+        None
+    }
+}
 
 /// MCP methods other than `tools/call` that act on a write (a task is a
 /// write in flight): they need `tickets:write`. Every other method
@@ -61,10 +72,7 @@ pub fn rest(method: &Method, path: &str) -> Scopes {
 /// the tool's name.
 pub fn mcp(method: &str, tool: Option<&str>) -> Scopes {
     match (method, tool) {
-        ("tools/call", Some(tool)) => TOOLS
-            .iter()
-            .find(|(name, _)| *name == tool)
-            .map_or(Scopes::only(Scope::Read), |(_, scope)| Scopes::only(*scope)),
+        ("tools/call", Some(name)) => Scopes::only(self::tool(name).unwrap_or(Scope::Read)),
         (method, _) if WRITE_METHODS.contains(&method) => Scopes::only(Scope::Write),
         _ => Scopes::only(Scope::Read),
     }

@@ -341,3 +341,32 @@ async fn the_document_matches_the_router() {
 
     snapshot_settings().bind(|| insta::assert_json_snapshot!("openapi", doc));
 }
+
+/// The client speaks only the HTTP contract and copies no server type, so
+/// its table of actions is checked here against the server's OpenAPI
+/// document: a write the server adds and the client does not know (or a
+/// name that drifts) fails this test.
+#[test]
+fn the_client_knows_every_action_the_document_names() {
+    let doc = serde_json::to_value(rest_door::openapi()).expect("JSON");
+    let parameters = doc["paths"]["/v1/operations/{action}/{key}"]["get"]["parameters"]
+        .as_array()
+        .expect("the status lookup's parameters");
+    let action = parameters
+        .iter()
+        .find(|p| p["name"] == "action")
+        .expect("an action parameter");
+    let mut documented: Vec<&str> = action["schema"]["enum"]
+        .as_array()
+        .expect("the actions, enumerated")
+        .iter()
+        .filter_map(serde_json::Value::as_str)
+        .collect();
+    let mut known: Vec<&str> = tickets_client::Action::ALL
+        .iter()
+        .map(|a| a.as_str())
+        .collect();
+    documented.sort_unstable();
+    known.sort_unstable();
+    assert_eq!(known, documented);
+}

@@ -19,7 +19,17 @@
 //!
 //! # Layout
 //!
-//! - [`kitchen`](Kitchen): the entry point the doors call.
+//! - [`kitchen`](Kitchen): the entry point the doors call: one method per
+//!   write, the reads, tenants and tokens.
+//! - `actions`: one file per write action (`create_ticket`,
+//!   `update_ticket`, `transition_ticket`, `add_comment`), each a
+//!   `WriteAction` (and a `RemoteAction`): the template's extension point
+//!   (`docs/adding-an-action.md`).
+//! - `write`: the one generic write path: the `WriteAction` trait and the
+//!   engine (claim, fingerprint, replay or conflict, wait bound, replay
+//!   cache), the same for every action.
+//! - `backend`: where writes happen: the local database, or a provider
+//!   through `remote`.
 //! - `domain`: value types, each parsed once at the edge: tickets and their
 //!   fields, operation keys and records, the fingerprint, tenants and tokens,
 //!   access scopes ([`Scopes`]: what a token may do, stored with an API
@@ -27,7 +37,8 @@
 //!   kitchen only maps them to tenants; verifying tokens is the `access`
 //!   crate's job, outside the kitchen), pagination, field violations.
 //! - `auth_cache`: short-lived caches of token and identity lookups.
-//! - [`outcome`](Outcome): what a create answers.
+//! - [`outcome`](Outcome): what a write answers, and what an operation's
+//!   status means ([`OperationStatus::ended`]).
 //! - `store`: all SQL. One create is one transaction whose first statement
 //!   claims the key through the primary key of `operations`.
 //! - [`config`](KitchenConfig): the wait bound, the retention period and the

@@ -4,10 +4,14 @@
 //! runs through the generic write path (`crate::write`); on the remote
 //! backend every action runs through the effect ledger (`crate::remote`).
 
+use crate::KitchenError;
 use crate::domain::action::Action;
+use crate::domain::effect::{EffectLedger, Trigger};
+use crate::domain::operation::OperationRecord;
 use crate::provider::TicketBackend;
 use crate::remote::Remote;
-use crate::store::Db;
+use crate::store::effects::Scope;
+use crate::store::{self, Db};
 use crate::write::engine::Engine;
 
 /// The backend a kitchen writes through.
@@ -16,8 +20,8 @@ pub(crate) enum Backend {
     /// Tickets live in the kitchen's own database.
     Local,
     /// Tickets are made in a provider; the database keeps the effect ledger
-    /// and a local copy of each ticket made. Boxed: a `Remote` carries a
-    /// whole engine, and the local backend (the common one) nothing.
+    /// and a local copy of each ticket made. Boxed: the local backend (the
+    /// common one) carries nothing.
     Remote(Box<Remote>),
 }
 
@@ -31,7 +35,7 @@ impl Backend {
                 provider: provider.clone(),
                 settings: settings.clone(),
                 wait_bound: engine.wait_bound,
-                engine: engine.clone(),
+                keys: engine.keys.clone(),
             })),
         }
     }
@@ -47,6 +51,52 @@ impl Backend {
                 | Action::TransitionTicket
                 | Action::AddComment => true,
             },
+        }
+    }
+
+    /// What the backend knows about the operation of `scope`, whose record
+    /// reads `record`: on the local backend the record itself; on the
+    /// remote backend its effect settled first if it can be, and the record
+    /// read again with its ledger. `None` when it vanished meanwhile.
+    pub(crate) async fn status(
+        &self,
+        scope: &Scope,
+        record: OperationRecord,
+    ) -> Result<Option<(OperationRecord, Option<EffectLedger>)>, KitchenError> {
+        match self {
+            Self::Local => Ok(Some((record, None))),
+            Self::Remote(remote) => remote.status(scope, record).await,
+        }
+    }
+
+    /// One reconciler pass: how many effects it worked on (none locally).
+    pub(crate) async fn reconcile_due(&self, trigger: Trigger) -> Result<usize, KitchenError> {
+        match self {
+            Self::Local => Ok(0),
+            Self::Remote(remote) => remote.reconcile_due(trigger).await,
+        }
+    }
+
+    /// How many effects reconciliation gave up on (none locally).
+    pub(crate) async fn unresolved_effects(&self) -> Result<u64, KitchenError> {
+        match self {
+            Self::Local => Ok(0),
+            Self::Remote(remote) => store::effects::unresolved(&remote.db).await,
+        }
+    }
+
+    /// How many effects the provider holds more than once (none locally).
+    pub(crate) async fn provider_duplicates(&self) -> Result<u64, KitchenError> {
+        match self {
+            Self::Local => Ok(0),
+            Self::Remote(remote) => store::effects::duplicated(&remote.db).await,
+        }
+    }
+
+    /// Runs the reconciler until `shutdown` (at once returns locally).
+    pub(crate) async fn run_reconciler(&self, shutdown: impl Future<Output = ()>) {
+        if let Self::Remote(remote) = self {
+            remote.run_reconciler(shutdown).await;
         }
     }
 

@@ -13,12 +13,12 @@ use crate::auth_cache::AuthCache;
 use crate::backend::Backend;
 use crate::domain::action::Action;
 use crate::domain::comment::{Comment, CommentDraft, CommentId, CommentPage};
-use crate::domain::effect::{EffectLedger, ExternalRef, OperationStatus, Trigger};
+use crate::domain::effect::{OperationStatus, Trigger};
 use crate::domain::fault::{StorageFault, Written};
 use crate::domain::history::HistoryPage;
 use crate::domain::identity::{Issuer, OAuthIdentity, Subject, TenantVia};
 use crate::domain::lifecycle::{Horizons, KeyPhase};
-use crate::domain::operation::{OperationKey, OperationRecord, OperationState};
+use crate::domain::operation::{OperationKey, OperationRecord};
 use crate::domain::page::{Cursor, PageSize, TicketPage};
 use crate::domain::patch::TicketUpdate;
 use crate::domain::precondition::TicketAt;
@@ -34,6 +34,7 @@ use crate::store::group_commit::GroupWriter;
 use crate::store::{self, Db, effects::Scope};
 use crate::sweep::Sweeper;
 use crate::write::engine::Engine;
+use crate::write::keys::KeyRules;
 use crate::write::remote::RemoteAction;
 use crate::write::replay_cache::ReplayCache;
 use crate::{KitchenConfig, KitchenError};
@@ -73,8 +74,10 @@ impl Kitchen {
         let engine = Engine {
             db: db.clone(),
             wait_bound: config.wait_bound,
-            horizons: Horizons::new(config.replay_window, config.tombstone_horizon),
-            clock: config.clock.clone(),
+            keys: KeyRules {
+                horizons: Horizons::new(config.replay_window, config.tombstone_horizon),
+                clock: config.clock.clone(),
+            },
             replays: ReplayCache::new(config.replay_cache, config.clock.clone()),
             writer,
         };
@@ -319,7 +322,7 @@ impl Kitchen {
         else {
             return Ok(None);
         };
-        let phase = record.phase(self.engine.clock.now());
+        let phase = record.phase(self.engine.keys.clock.now());
         match phase {
             KeyPhase::Forgotten => return Ok(None),
             KeyPhase::Expired => {
@@ -336,41 +339,10 @@ impl Kitchen {
             }
             KeyPhase::Replayable => {}
         }
-        let Backend::Remote(remote) = &self.backend else {
-            return Ok(Some(OperationStatus {
-                record,
-                phase,
-                effect: None,
-            }));
-        };
-        if matches!(
-            record.state,
-            OperationState::Unknown | OperationState::InProgress
-        ) {
-            remote.settle_for_status(&scope).await?;
-        }
-        let Some(row) = store::effects::find(&self.db, &scope).await? else {
+        // On the remote backend an unsettled effect is settled first, and
+        // the record is read again with its ledger.
+        let Some((record, effect)) = self.backend.status(&scope, record).await? else {
             return Ok(None);
-        };
-        let record: OperationRecord = row.operation.try_into()?;
-        let effect = match row.external_ref.clone() {
-            None => None,
-            Some(external_ref) => Some(EffectLedger {
-                external_ref: ExternalRef::from_stored(external_ref),
-                state_detail: row.state_detail.clone(),
-                key_trusted_until: row.key_trusted_until,
-                first_dispatched_at: row.first_dispatched_at,
-                last_dispatched_at: row.last_dispatched_at,
-                duplicates_at_provider: row
-                    .provider_duplicates
-                    .as_deref()
-                    .map(|ids| ids.split(',').map(str::to_owned).collect())
-                    .unwrap_or_default(),
-                attempts: store::effects::attempts(&self.db, &scope).await?,
-                // The ledger's one mark of an effect given up on (see
-                // `store::effects`): unknown, and out of the queue.
-                given_up: record.state == OperationState::Unknown && row.next_check_ms.is_none(),
-            }),
         };
         Ok(Some(OperationStatus {
             record,
@@ -384,7 +356,7 @@ impl Kitchen {
     pub fn sweeper(&self) -> Sweeper {
         Sweeper {
             db: self.db.clone(),
-            clock: self.engine.clock.clone(),
+            clock: self.engine.keys.clock.clone(),
             batch: self.config.sweep_batch.max(1),
             pause: self.config.sweep_pause,
             wait: self.config.wait_bound,
@@ -395,10 +367,7 @@ impl Kitchen {
     /// now, every unsettled effect that is due and that no live worker
     /// holds. Answers how many it worked on; 0 on the local backend.
     pub async fn reconcile_due(&self, trigger: Trigger) -> Result<usize, KitchenError> {
-        match &self.backend {
-            Backend::Local => Ok(0),
-            Backend::Remote(remote) => remote.reconcile_due(trigger).await,
-        }
+        self.backend.reconcile_due(trigger).await
     }
 
     /// How many effects reconciliation gave up on (remote backend): their
@@ -407,10 +376,7 @@ impl Kitchen {
     /// calls the provider for them again until an operator resolves them.
     /// 0 on the local backend, where every outcome is known.
     pub async fn unresolved_effects(&self) -> Result<u64, KitchenError> {
-        match &self.backend {
-            Backend::Local => Ok(0),
-            Backend::Remote(remote) => store::effects::unresolved(&remote.db).await,
-        }
+        self.backend.unresolved_effects().await
     }
 
     /// How many effects the provider was found to hold more than once
@@ -420,10 +386,7 @@ impl Kitchen {
     /// others in the operation's status (`duplicates_at_provider`) for an
     /// operator to resolve. 0 on the local backend.
     pub async fn provider_duplicates(&self) -> Result<u64, KitchenError> {
-        match &self.backend {
-            Backend::Local => Ok(0),
-            Backend::Remote(remote) => store::effects::duplicated(&remote.db).await,
-        }
+        self.backend.provider_duplicates().await
     }
 
     /// Runs the reconciler until `shutdown` resolves (remote backend): a
@@ -431,9 +394,7 @@ impl Kitchen {
     /// [`RemoteSettings::reconcile_every`](crate::RemoteSettings). Returns
     /// at once on the local backend.
     pub async fn run_reconciler(self, shutdown: impl Future<Output = ()>) {
-        if let Backend::Remote(remote) = &self.backend {
-            remote.run_reconciler(shutdown).await;
-        }
+        self.backend.run_reconciler(shutdown).await;
     }
 
     /// One of the tenant's tickets; another tenant's is not found.

@@ -31,6 +31,7 @@
 //!   read asks for.
 
 mod reconcile;
+mod status;
 mod work;
 
 use std::sync::Arc;
@@ -48,7 +49,7 @@ use crate::outcome::{Outcome, RETRY_AFTER, Refusal};
 use crate::provider::{RemoteSettings, TicketProvider, unix_ms};
 use crate::store::effects::{self, Lease, Scope, WriteAhead, WriteAheadClaim};
 use crate::store::{self, Db};
-use crate::write::engine::{Engine, TakenKey};
+use crate::write::keys::{KeyRules, TakenKey};
 use crate::write::remote::RemoteAction;
 
 /// Added to one call's timeout to make a lease: room for the database
@@ -64,9 +65,9 @@ pub(crate) struct Remote {
     pub(crate) settings: RemoteSettings,
     /// How long a write waits for another attempt holding its key.
     pub(crate) wait_bound: Duration,
-    /// The generic write path's rules for a key already taken (replay,
-    /// expired, conflict, forgotten), and the clock of the key lifecycle.
-    pub(crate) engine: Engine,
+    /// The rules of a key's life, the same as the local backend's: what a
+    /// record already under a key answers, and the clock they run by.
+    pub(crate) keys: KeyRules,
 }
 
 impl Remote {
@@ -135,10 +136,10 @@ impl Remote {
         command: A::Command,
         dispatch: bool,
     ) -> Result<Outcome<A::Result>, KitchenError> {
-        let now = self.engine.clock.now();
-        let fingerprint = Engine::fingerprint::<A>(&command);
+        let now = self.keys.clock.now();
+        let fingerprint = KeyRules::fingerprint::<A>(&command);
         let record =
-            self.engine
+            self.keys
                 .record::<A>(actor, key, fingerprint, now, OperationState::InProgress);
         let scope = Scope::of(&record);
         let request_snapshot = serde_json::to_string(request)
@@ -156,8 +157,13 @@ impl Remote {
                     || original.phase(record.created_at) == KeyPhase::Forgotten
                 {
                     match self
-                        .engine
-                        .answer_taken::<A>(original, &record.fingerprint, record.created_at)
+                        .keys
+                        .answer_taken::<A>(
+                            &self.db,
+                            original,
+                            &record.fingerprint,
+                            record.created_at,
+                        )
                         .await?
                     {
                         TakenKey::Answer(outcome) => return Ok(outcome),

@@ -4,51 +4,33 @@
 
 use std::time::Duration;
 
-use time::OffsetDateTime;
-
 use crate::KitchenError;
-use crate::clock::Clock;
 use crate::domain::fault::Written;
-use crate::domain::fingerprint::Fingerprint;
-use crate::domain::lifecycle::{Horizons, KeyPhase};
 use crate::domain::operation::{OperationKey, OperationRecord, OperationState, ResultSnapshot};
-use crate::outcome::{Expired, Outcome, RETRY_AFTER, Receipt};
+use crate::outcome::{Outcome, RETRY_AFTER, Receipt};
 use crate::store::group_commit::{BoxFuture, GroupWriter, JobError, Statements, Verdict};
 use crate::store::write::WriteTx;
 use crate::store::{self, Db, is_lock_timeout, write};
 
 use crate::domain::tenant::Actor;
 
+use super::keys::{KeyRules, TakenKey};
 use super::replay_cache::ReplayCache;
 use super::{Planned, WriteAction, WriteContext, WriteResult};
 
 /// How a write runs: the database, how long to wait for a key another
-/// attempt holds, how long its record replays and is remembered, and the
-/// clock those are measured by.
+/// attempt holds, and the rules of a key's life.
 #[derive(Debug, Clone)]
 pub(crate) struct Engine {
     pub(crate) db: Db,
     pub(crate) wait_bound: Duration,
-    pub(crate) horizons: Horizons,
-    pub(crate) clock: Clock,
+    pub(crate) keys: KeyRules,
     /// Finished answers in memory: a retry within the window skips the
     /// database.
     pub(crate) replays: ReplayCache,
     /// Where the transactions run when they are grouped (always on SQLite);
     /// `None`: each write begins and commits its own on the pool.
     pub(crate) writer: Option<GroupWriter>,
-}
-
-/// What a record found under an attempt's key means for it.
-#[expect(
-    clippy::large_enum_variant,
-    reason = "returned once per write and matched at once; boxing would allocate on every write"
-)]
-pub(crate) enum TakenKey<T> {
-    /// The key is spent: this is the answer.
-    Answer(Outcome<T>),
-    /// The record was forgotten (and is now deleted): claim the key.
-    Free,
 }
 
 /// What one try of the transaction found.
@@ -64,85 +46,6 @@ enum Try<T> {
 }
 
 impl Engine {
-    /// The fingerprint of a command of `A`.
-    pub(crate) fn fingerprint<A: WriteAction>(command: &A::Command) -> Fingerprint {
-        Fingerprint::of_canonical(A::ACTION, &A::canonical(command))
-    }
-
-    /// The record this attempt would make, in `state`; with the local
-    /// backend `succeeded`, its result filled in by the same transaction.
-    pub(crate) fn record<A: WriteAction>(
-        &self,
-        actor: Actor,
-        key: &OperationKey,
-        fingerprint: Fingerprint,
-        now: OffsetDateTime,
-        state: OperationState,
-    ) -> OperationRecord {
-        let (replayable_until, retained_until) = self.horizons.for_first_use(now);
-        OperationRecord {
-            tenant_id: actor.tenant,
-            action: A::ACTION,
-            key: key.clone(),
-            fingerprint,
-            state,
-            ticket_id: None,
-            result: None,
-            resource_id: None,
-            created_at: now,
-            replayable_until,
-            retained_until,
-            tombstoned_at: None,
-        }
-    }
-
-    /// What `original`, the record already under the key, means for an
-    /// attempt with `fingerprint` at `now`: within the replay window a
-    /// replay (or conflict); past it `expired` with the resource as it is
-    /// now (or conflict); past the tombstone horizon nothing: the record is
-    /// deleted and the key may be claimed.
-    pub(crate) async fn answer_taken<A: WriteAction>(
-        &self,
-        original: OperationRecord,
-        fingerprint: &Fingerprint,
-        now: OffsetDateTime,
-    ) -> Result<TakenKey<A::Result>, KitchenError> {
-        match original.phase(now) {
-            KeyPhase::Replayable => {
-                Outcome::for_taken_key(original, fingerprint).map(TakenKey::Answer)
-            }
-            KeyPhase::Expired if original.fingerprint != *fingerprint => {
-                Ok(TakenKey::Answer(Outcome::Conflict {
-                    original: original.reference(),
-                }))
-            }
-            KeyPhase::Expired => {
-                let resource = original.resource_id.ok_or_else(|| {
-                    KitchenError::CorruptRecord(format!(
-                        "operation {} succeeded but records no resource",
-                        original.key
-                    ))
-                })?;
-                let current = A::Result::current(&self.db, &original, resource)
-                    .await?
-                    .ok_or_else(|| {
-                        KitchenError::CorruptRecord(format!(
-                            "operation {} made {resource}, which no longer exists",
-                            original.key
-                        ))
-                    })?;
-                Ok(TakenKey::Answer(Outcome::Expired(Expired {
-                    current,
-                    operation: original.reference(),
-                })))
-            }
-            KeyPhase::Forgotten => {
-                store::operations::forget(&self.db, &original, now).await?;
-                Ok(TakenKey::Free)
-            }
-        }
-    }
-
     /// Performs `request` at most once per (tenant, action, key).
     ///
     /// The first attempt with a key commits the effect and the operation
@@ -159,8 +62,8 @@ impl Engine {
         key: &OperationKey,
         command: A::Command,
     ) -> Result<Outcome<A::Result>, KitchenError> {
-        let now = self.clock.now();
-        let fingerprint = Self::fingerprint::<A>(&command);
+        let now = self.keys.clock.now();
+        let fingerprint = KeyRules::fingerprint::<A>(&command);
         // Fastest path for retries: the finished answer is in memory.
         if let Some(outcome) =
             self.replays
@@ -175,7 +78,9 @@ impl Engine {
             tokio::task::consume_budget().await;
             return Ok(outcome);
         }
-        let record = self.record::<A>(actor, key, fingerprint, now, OperationState::Succeeded);
+        let record = self
+            .keys
+            .record::<A>(actor, key, fingerprint, now, OperationState::Succeeded);
         let planned = self.planned::<A>(actor, &record, &command);
         // Fast path for retries: a committed record is final (the effect and
         // its record committed together and never change), so one indexed
@@ -191,7 +96,8 @@ impl Engine {
                 .map_err(KitchenError::nothing_written)?
         {
             match self
-                .answer_taken::<A>(original, &record.fingerprint, now)
+                .keys
+                .answer_taken::<A>(&self.db, original, &record.fingerprint, now)
                 .await?
             {
                 TakenKey::Answer(outcome) => return Ok(self.remember(outcome)),
@@ -250,9 +156,11 @@ impl Engine {
         key: &OperationKey,
         command: A::Command,
     ) -> Result<Outcome<A::Result>, KitchenError> {
-        let now = self.clock.now();
-        let fingerprint = Self::fingerprint::<A>(&command);
-        let record = self.record::<A>(actor, key, fingerprint, now, OperationState::Succeeded);
+        let now = self.keys.clock.now();
+        let fingerprint = KeyRules::fingerprint::<A>(&command);
+        let record = self
+            .keys
+            .record::<A>(actor, key, fingerprint, now, OperationState::Succeeded);
         let planned = self.planned::<A>(actor, &record, &command);
         // One transaction per create on the pool, never the group writer:
         // this is the per-transaction yardstick the writer is measured by.
@@ -294,7 +202,13 @@ impl Engine {
                     .await?;
                     if let Some(original) = original {
                         let taken = self
-                            .answer_taken::<A>(original, &record.fingerprint, record.created_at)
+                            .keys
+                            .answer_taken::<A>(
+                                &self.db,
+                                original,
+                                &record.fingerprint,
+                                record.created_at,
+                            )
                             .await?;
                         if let TakenKey::Answer(outcome) = taken {
                             return Ok(outcome);

@@ -18,6 +18,7 @@
 //!   replay window skips the database.
 
 pub(crate) mod engine;
+pub(crate) mod keys;
 pub(crate) mod remote;
 pub(crate) mod replay_cache;
 

@@ -121,11 +121,7 @@ impl Raw {
     /// Every migration this release has: what a database it opened has
     /// applied (so that a new migration breaks no upgrade test).
     pub(crate) async fn every_migration(db: &TestDatabase) -> Vec<i64> {
-        Self::migrator(db)
-            .await
-            .iter()
-            .map(|m| m.version)
-            .collect()
+        Self::migrator(db).await.iter().map(|m| m.version).collect()
     }
 
     /// Applies this repository's migrations up to `release`, with sqlx's

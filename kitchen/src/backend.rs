@@ -10,7 +10,7 @@ use crate::domain::effect::{EffectLedger, Trigger};
 use crate::domain::operation::OperationRecord;
 use crate::provider::TicketBackend;
 use crate::remote::Remote;
-use crate::store::effects::Scope;
+use crate::store::effects::OperationId;
 use crate::store::{self, Db};
 use crate::write::engine::Engine;
 
@@ -60,7 +60,7 @@ impl Backend {
     /// read again with its ledger. `None` when it vanished meanwhile.
     pub(crate) async fn status(
         &self,
-        scope: &Scope,
+        scope: &OperationId,
         record: OperationRecord,
     ) -> Result<Option<(OperationRecord, Option<EffectLedger>)>, KitchenError> {
         match self {

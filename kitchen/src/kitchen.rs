@@ -31,7 +31,7 @@ use crate::domain::transition::TransitionDraft;
 use crate::outcome::Outcome;
 use crate::store::circuit::{self, Health};
 use crate::store::group_commit::GroupWriter;
-use crate::store::{self, Db, effects::Scope};
+use crate::store::{self, Db, effects::OperationId};
 use crate::sweep::Sweeper;
 use crate::write::engine::Engine;
 use crate::write::keys::KeyRules;
@@ -311,7 +311,7 @@ impl Kitchen {
         action: Action,
         key: &OperationKey,
     ) -> Result<Option<OperationStatus>, KitchenError> {
-        let scope = Scope {
+        let scope = OperationId {
             tenant,
             action,
             key: key.clone(),

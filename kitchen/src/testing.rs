@@ -26,7 +26,7 @@ const DEFAULT_POSTGRES_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres"
 
 /// The two databases every kitchen test runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
+pub enum DatabaseKind {
     /// A SQLite file in a temp directory.
     Sqlite,
     /// A fresh database on the PostgreSQL server in `TEST_POSTGRES_URL`.
@@ -36,7 +36,7 @@ pub enum Backend {
 /// A fresh, empty database that is removed when dropped.
 #[derive(Debug)]
 pub struct TestDatabase {
-    backend: Backend,
+    backend: DatabaseKind,
     url: String,
     // Keeps the SQLite file alive; removed with the directory on drop.
     _dir: Option<tempfile::TempDir>,
@@ -46,10 +46,10 @@ pub struct TestDatabase {
 
 impl TestDatabase {
     /// A fresh database on `backend`.
-    pub async fn new(backend: Backend) -> Self {
+    pub async fn new(backend: DatabaseKind) -> Self {
         match backend {
-            Backend::Sqlite => Self::sqlite(),
-            Backend::Postgres => Self::postgres().await,
+            DatabaseKind::Sqlite => Self::sqlite(),
+            DatabaseKind::Postgres => Self::postgres().await,
         }
     }
 
@@ -58,7 +58,7 @@ impl TestDatabase {
         let dir = tempfile::tempdir().expect("create a temp directory for the test database");
         let url = format!("sqlite:{}", dir.path().join("tickets.db").display());
         Self {
-            backend: Backend::Sqlite,
+            backend: DatabaseKind::Sqlite,
             url,
             _dir: Some(dir),
             postgres: None,
@@ -91,7 +91,7 @@ impl TestDatabase {
         let _ = admin.close().await;
         let url = with_database(&server, &name);
         Self {
-            backend: Backend::Postgres,
+            backend: DatabaseKind::Postgres,
             url,
             _dir: None,
             postgres: Some((server, name)),
@@ -99,7 +99,7 @@ impl TestDatabase {
     }
 
     /// Which database this is.
-    pub fn backend(&self) -> Backend {
+    pub fn backend(&self) -> DatabaseKind {
         self.backend
     }
 

@@ -47,7 +47,7 @@ use crate::domain::operation::{OperationKey, OperationRecord, OperationState};
 use crate::domain::tenant::{Actor, TenantId};
 use crate::outcome::{Outcome, RETRY_AFTER, Refusal};
 use crate::provider::{RemoteSettings, TicketProvider, unix_ms};
-use crate::store::effects::{self, Lease, Scope, WriteAhead, WriteAheadClaim};
+use crate::store::effects::{self, Lease, OperationId, WriteAhead, WriteAheadClaim};
 use crate::store::{self, Db};
 use crate::write::keys::{KeyRules, TakenKey};
 use crate::write::remote::RemoteAction;
@@ -141,7 +141,7 @@ impl Remote {
         let record =
             self.keys
                 .record::<A>(actor, key, fingerprint, now, OperationState::InProgress);
-        let scope = Scope::of(&record);
+        let scope = OperationId::of(&record);
         let request_snapshot = serde_json::to_string(request)
             .map_err(|e| KitchenError::CorruptRecord(format!("request snapshot: {e}")))?;
         let external_ref = ExternalRef::derive(record.tenant_id, record.action, &record.key);
@@ -247,17 +247,20 @@ impl Remote {
             }
             let now = OffsetDateTime::now_utc();
             let lease = self.lease(now);
-            if !effects::take_lease(&self.db, &Scope::of(attempt), lease, unix_ms(now)).await?
+            if !effects::take_lease(&self.db, &OperationId::of(attempt), lease, unix_ms(now))
+                .await?
                 || !effects::replace_request(&self.db, lease, attempt, request_snapshot).await?
             {
-                effects::release_lease(&self.db, &Scope::of(attempt), lease).await?;
+                effects::release_lease(&self.db, &OperationId::of(attempt), lease).await?;
                 return Ok(Outcome::InProgress {
                     retry_after: RETRY_AFTER,
                 });
             }
-            return self.work::<A>(Scope::of(attempt), lease, trigger).await;
+            return self
+                .work::<A>(OperationId::of(attempt), lease, trigger)
+                .await;
         }
-        self.settle_now::<A>(&Scope::of(attempt), attempt, trigger)
+        self.settle_now::<A>(&OperationId::of(attempt), attempt, trigger)
             .await
     }
 
@@ -265,7 +268,7 @@ impl Remote {
     /// another worker holds the lease, waits for it up to the wait bound.
     async fn settle_now<A: RemoteAction>(
         &self,
-        scope: &Scope,
+        scope: &OperationId,
         attempt: &OperationRecord,
         trigger: Trigger,
     ) -> Result<Outcome<A::Result>, KitchenError> {

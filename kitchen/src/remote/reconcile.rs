@@ -9,7 +9,7 @@ use time::OffsetDateTime;
 use crate::KitchenError;
 use crate::domain::effect::Trigger;
 use crate::provider::unix_ms;
-use crate::store::effects::{self, Scope};
+use crate::store::effects::{self, OperationId};
 
 use super::Remote;
 
@@ -23,7 +23,7 @@ impl Remote {
     /// `in_progress`, to be asked again), since that worker may be waiting
     /// on the provider for as long as its call timeout, and a status read
     /// must stay quick.
-    pub(crate) async fn settle_for_status(&self, scope: &Scope) -> Result<(), KitchenError> {
+    pub(crate) async fn settle_for_status(&self, scope: &OperationId) -> Result<(), KitchenError> {
         let now = OffsetDateTime::now_utc();
         let lease = self.lease(now);
         if effects::take_lease(&self.db, scope, lease, unix_ms(now)).await? {

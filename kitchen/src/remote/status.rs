@@ -5,7 +5,7 @@
 use crate::KitchenError;
 use crate::domain::effect::{EffectLedger, ExternalRef};
 use crate::domain::operation::{OperationRecord, OperationState};
-use crate::store::effects::{self, Scope};
+use crate::store::effects::{self, OperationId};
 
 use super::Remote;
 
@@ -14,7 +14,7 @@ impl Remote {
     /// read before; `None` when the record vanished meanwhile (a sweep).
     pub(crate) async fn status(
         &self,
-        scope: &Scope,
+        scope: &OperationId,
         record: OperationRecord,
     ) -> Result<Option<(OperationRecord, Option<EffectLedger>)>, KitchenError> {
         if matches!(

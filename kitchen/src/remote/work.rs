@@ -23,7 +23,7 @@ use crate::outcome::{NotCreatedReason, Outcome, Receipt};
 use crate::provider::{
     DispatchRequest, Dispatched, Lookup, ProviderReceipt, SearchRequest, unix_ms,
 };
-use crate::store::effects::{self, AttemptStart, Lease, NewAttempt, Scope, Settle};
+use crate::store::effects::{self, AttemptStart, Lease, NewAttempt, OperationId, Settle};
 use crate::store::rows::EffectRow;
 use crate::store::{self, write};
 use crate::write::remote::RemoteAction;
@@ -32,7 +32,7 @@ use crate::{KitchenError, rfc3339};
 
 /// One effect of action `A`, as a lease holder works on it.
 pub(crate) struct Job<A: WriteAction> {
-    pub(crate) scope: Scope,
+    pub(crate) scope: OperationId,
     pub(crate) lease: Lease,
     pub(crate) command: A::Command,
     pub(crate) external_ref: ExternalRef,
@@ -55,7 +55,7 @@ impl Remote {
     /// reconciler's log).
     pub(super) async fn work_on(
         &self,
-        scope: Scope,
+        scope: OperationId,
         lease: Lease,
         trigger: Trigger,
     ) -> Result<&'static str, KitchenError> {
@@ -82,7 +82,7 @@ impl Remote {
     /// be done now.
     pub(super) async fn work<A: RemoteAction>(
         &self,
-        scope: Scope,
+        scope: OperationId,
         lease: Lease,
         trigger: Trigger,
     ) -> Result<Outcome<A::Result>, KitchenError> {
@@ -573,7 +573,7 @@ impl Remote {
     /// provider that could not be reached (`detail`).
     pub(super) async fn stored_reason(
         &self,
-        scope: &Scope,
+        scope: &OperationId,
         detail: String,
     ) -> Result<NotCreatedReason, KitchenError> {
         let attempts = effects::attempts(&self.db, scope).await?;
@@ -600,7 +600,7 @@ impl Remote {
         }
     }
 
-    async fn reference(&self, scope: &Scope) -> Result<crate::OperationRef, KitchenError> {
+    async fn reference(&self, scope: &OperationId) -> Result<crate::OperationRef, KitchenError> {
         store::operations::find(&self.db, scope.tenant, scope.action, &scope.key)
             .await?
             .map(|r| r.reference())

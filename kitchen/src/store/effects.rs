@@ -35,13 +35,13 @@ use super::{Db, WriteTransaction, is_lock_timeout, on_db};
 
 /// (tenant, action, key): the primary key of an operation.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Scope {
+pub(crate) struct OperationId {
     pub(crate) tenant: TenantId,
     pub(crate) action: Action,
     pub(crate) key: OperationKey,
 }
 
-impl Scope {
+impl OperationId {
     pub(crate) fn of(record: &OperationRecord) -> Self {
         Self {
             tenant: record.tenant_id,
@@ -244,7 +244,7 @@ pub(crate) async fn write_ahead(
     started_at: OffsetDateTime,
 ) -> Result<WriteAheadClaim, KitchenError> {
     let record = ahead.record;
-    let scope = Scope::of(record);
+    let scope = OperationId::of(record);
     let placed: sqlx::Result<bool> = on_db!(db, pool => async {
         let mut tx = WriteTransaction::begin_write(pool, wait).await?;
         let claimed = super::operations::bind_claim!(sqlx::query(CLAIM), record)
@@ -284,7 +284,7 @@ pub(crate) async fn write_ahead(
 /// out. `false`: someone else holds it, or the effect is settled.
 pub(crate) async fn take_lease(
     db: &Db,
-    scope: &Scope,
+    scope: &OperationId,
     lease: Lease,
     now_ms: i64,
 ) -> Result<bool, KitchenError> {
@@ -300,7 +300,7 @@ pub(crate) async fn take_lease(
 
 /// How many of the effect's attempts count against the cap (see
 /// `COUNT_CAPPED_ATTEMPTS`).
-pub(crate) async fn capped_attempts(db: &Db, scope: &Scope) -> Result<i64, KitchenError> {
+pub(crate) async fn capped_attempts(db: &Db, scope: &OperationId) -> Result<i64, KitchenError> {
     Ok(
         on_db!(db, pool => bind_scope!(sqlx::query_scalar::<_, i64>(COUNT_CAPPED_ATTEMPTS), scope)
         .fetch_one(pool)
@@ -312,7 +312,7 @@ pub(crate) async fn capped_attempts(db: &Db, scope: &Scope) -> Result<i64, Kitch
 /// recorded through [`settle`] instead).
 pub(crate) async fn release_lease(
     db: &Db,
-    scope: &Scope,
+    scope: &OperationId,
     lease: Lease,
 ) -> Result<(), KitchenError> {
     on_db!(db, pool => bind_scope!(sqlx::query(RELEASE_LEASE), scope)
@@ -331,7 +331,7 @@ pub(crate) async fn replace_request(
     record: &OperationRecord,
     request_snapshot: &str,
 ) -> Result<bool, KitchenError> {
-    let scope = Scope::of(record);
+    let scope = OperationId::of(record);
     let done = on_db!(db, pool => bind_scope!(sqlx::query(REPLACE_REQUEST), scope)
         .bind(lease.owner)
         .bind(record.fingerprint.version())
@@ -356,7 +356,7 @@ pub(crate) async fn replace_request(
 pub(crate) async fn start_attempt(
     db: &Db,
     wait: Duration,
-    scope: &Scope,
+    scope: &OperationId,
     lease: Lease,
     attempt: NewAttempt,
 ) -> Result<AttemptStart, KitchenError> {
@@ -411,7 +411,7 @@ pub(crate) async fn start_attempt(
 /// just give the lease back.
 pub(crate) async fn give_up(
     db: &Db,
-    scope: &Scope,
+    scope: &OperationId,
     lease: Lease,
     detail: &str,
 ) -> Result<bool, KitchenError> {
@@ -466,7 +466,7 @@ pub(crate) struct Made<'a> {
 /// copy. `false`: the lease was lost; the caller rolls back.
 pub(crate) async fn succeed(
     tx: &mut WriteTx,
-    scope: &Scope,
+    scope: &OperationId,
     lease: Lease,
     attempt: FinishedAttempt<'_>,
     made: Made<'_>,
@@ -505,7 +505,7 @@ pub(crate) async fn succeed(
 pub(crate) async fn settle(
     db: &Db,
     wait: Duration,
-    scope: &Scope,
+    scope: &OperationId,
     lease: Lease,
     attempt: FinishedAttempt<'_>,
     settle: Settle<'_>,
@@ -560,7 +560,7 @@ pub(crate) async fn settle(
 /// found nothing, before the re-dispatch it allows).
 pub(crate) async fn finish_attempt(
     db: &Db,
-    scope: &Scope,
+    scope: &OperationId,
     attempt: FinishedAttempt<'_>,
     now: OffsetDateTime,
 ) -> Result<(), KitchenError> {
@@ -582,7 +582,7 @@ pub(crate) async fn finish_attempt(
 }
 
 /// The record of a scope with its effect columns.
-pub(crate) async fn find(db: &Db, scope: &Scope) -> Result<Option<EffectRow>, KitchenError> {
+pub(crate) async fn find(db: &Db, scope: &OperationId) -> Result<Option<EffectRow>, KitchenError> {
     Ok(
         on_db!(db, pool => bind_scope!(sqlx::query_as::<_, EffectRow>(SELECT_EFFECT), scope)
         .fetch_optional(pool)
@@ -591,7 +591,10 @@ pub(crate) async fn find(db: &Db, scope: &Scope) -> Result<Option<EffectRow>, Ki
 }
 
 /// Every attempt of a scope, oldest first.
-pub(crate) async fn attempts(db: &Db, scope: &Scope) -> Result<Vec<EffectAttempt>, KitchenError> {
+pub(crate) async fn attempts(
+    db: &Db,
+    scope: &OperationId,
+) -> Result<Vec<EffectAttempt>, KitchenError> {
     let rows = on_db!(db, pool => bind_scope!(sqlx::query_as::<_, AttemptRow>(SELECT_ATTEMPTS), scope)
         .fetch_all(pool)
         .await?);
@@ -599,7 +602,11 @@ pub(crate) async fn attempts(db: &Db, scope: &Scope) -> Result<Vec<EffectAttempt
 }
 
 /// Up to `limit` unsettled effects that are due, oldest schedule first.
-pub(crate) async fn due(db: &Db, now_ms: i64, limit: i64) -> Result<Vec<Scope>, KitchenError> {
+pub(crate) async fn due(
+    db: &Db,
+    now_ms: i64,
+    limit: i64,
+) -> Result<Vec<OperationId>, KitchenError> {
     let rows: Vec<(Uuid, String, String)> = on_db!(db, pool => sqlx::query_as(SELECT_DUE)
         .bind(now_ms)
         .bind(limit)
@@ -607,7 +614,7 @@ pub(crate) async fn due(db: &Db, now_ms: i64, limit: i64) -> Result<Vec<Scope>, 
         .await?);
     rows.into_iter()
         .map(|(tenant, action, key)| {
-            Ok(Scope {
+            Ok(OperationId {
                 tenant: TenantId::from_uuid(tenant),
                 action: Action::parse(&action).ok_or_else(|| {
                     KitchenError::CorruptRecord(format!("operation action: {action}"))

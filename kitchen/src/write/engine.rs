@@ -282,7 +282,7 @@ impl Engine {
         command: &A::Command,
         context: &WriteContext,
     ) -> Result<Try<A::Result>, KitchenError> {
-        let attempt = Attempt::<A> {
+        let attempt = GroupJob::<A> {
             record: record.clone(),
             command: command.clone(),
             context: context.clone(),
@@ -398,13 +398,13 @@ fn commit_failure(error: impl Into<KitchenError>) -> KitchenError {
 }
 
 /// One try of action `A`, as it waits in the group writer's queue.
-struct Attempt<A: WriteAction> {
+struct GroupJob<A: WriteAction> {
     record: OperationRecord,
     command: A::Command,
     context: WriteContext,
 }
 
-impl<A: WriteAction> Statements for Attempt<A> {
+impl<A: WriteAction> Statements for GroupJob<A> {
     type Answer = Try<A::Result>;
 
     fn run<'t>(

@@ -45,7 +45,7 @@ use crate::config::ReplayCacheConfig;
 
 /// What an entry is found by: the record's own primary key.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct Scope {
+struct ReplayKey {
     tenant: TenantId,
     action: Action,
     key: OperationKey,
@@ -63,7 +63,7 @@ struct Entry {
 /// Finished answers in memory; cheap to clone (one shared cache).
 #[derive(Clone)]
 pub(crate) struct ReplayCache {
-    entries: Option<moka::sync::Cache<Scope, Arc<Entry>>>,
+    entries: Option<moka::sync::Cache<ReplayKey, Arc<Entry>>>,
     clock: Clock,
 }
 
@@ -78,10 +78,10 @@ impl std::fmt::Debug for ReplayCache {
 /// Drops an entry from memory when its record's replay window ends.
 struct UntilWindowEnds;
 
-impl Expiry<Scope, Arc<Entry>> for UntilWindowEnds {
+impl Expiry<ReplayKey, Arc<Entry>> for UntilWindowEnds {
     fn expire_after_create(
         &self,
-        _scope: &Scope,
+        _scope: &ReplayKey,
         entry: &Arc<Entry>,
         _created_at: Instant,
     ) -> Option<Duration> {
@@ -115,7 +115,7 @@ impl ReplayCache {
             .max(1);
         let entries = moka::sync::Cache::builder()
             .max_capacity(config.max_bytes)
-            .weigher(move |_: &Scope, entry: &Arc<Entry>| entry.bytes.max(floor))
+            .weigher(move |_: &ReplayKey, entry: &Arc<Entry>| entry.bytes.max(floor))
             .expire_after(UntilWindowEnds)
             .build();
         Self {
@@ -135,7 +135,7 @@ impl ReplayCache {
         fingerprint: &Fingerprint,
     ) -> Option<Outcome<T>> {
         let entries = self.entries.as_ref()?;
-        let scope = Scope {
+        let scope = ReplayKey {
             tenant,
             action,
             key: key.clone(),
@@ -188,7 +188,7 @@ impl ReplayCache {
             bytes: u32::try_from(bytes).unwrap_or(u32::MAX),
         };
         entries.insert(
-            Scope {
+            ReplayKey {
                 tenant: record.tenant_id,
                 action: record.action,
                 key: record.key.clone(),

@@ -8,7 +8,7 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use kitchen::testing::{Backend, TestDatabase, tenant_with_token};
+use kitchen::testing::{DatabaseKind, TestDatabase, tenant_with_token};
 use kitchen::{
     Action, Kitchen, KitchenConfig, KitchenError, OperationKey, Outcome, StorageFault, Ticket,
     TicketDraft, TicketId, TransitionDraft, Written,
@@ -294,7 +294,7 @@ async fn a_held_key_past_the_wait_bound_answers_in_progress(db: TestDatabase) {
         // writer takes first meeting the lock (the file is locked) and the
         // other, queued behind it past the bound, in progress, or in the
         // same group, locked too. Nothing is written either way.
-        Backend::Sqlite => {
+        DatabaseKind::Sqlite => {
             for answer in [held_answer, free_answer] {
                 let locked = answer.as_ref().err().and_then(KitchenError::storage_fault)
                     == Some((StorageFault::Locked, Written::Nothing));
@@ -304,7 +304,7 @@ async fn a_held_key_past_the_wait_bound_answers_in_progress(db: TestDatabase) {
                 );
             }
         }
-        Backend::Postgres => {
+        DatabaseKind::Postgres => {
             assert_held(db.backend(), held_answer);
             created(free_answer.expect("no error"));
         }

@@ -26,7 +26,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use kitchen::testing::{Backend, TestDatabase, tenant_with_token};
+use kitchen::testing::{DatabaseKind, TestDatabase, tenant_with_token};
 use kitchen::{
     Action, Clock, CommentDraft, KeyPhase, Kitchen, KitchenConfig, KitchenError, OperationKey,
     OperationRecord, OperationRef, Outcome, Refusal, TenantId, Ticket, TicketDraft, TicketId,
@@ -1270,7 +1270,7 @@ async fn run_case(
 /// tenants (and so fresh keys and tickets), so cases cannot see each other.
 /// The clock only moves on, across cases too: a later case's sweeps also
 /// sweep earlier cases' records, which no answer may notice.
-fn model_agrees(backend: Backend) {
+fn model_agrees(backend: DatabaseKind) {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -1311,10 +1311,10 @@ fn model_agrees(backend: Backend) {
 
 #[test]
 fn sqlite_model_agrees() {
-    model_agrees(Backend::Sqlite);
+    model_agrees(DatabaseKind::Sqlite);
 }
 
 #[test]
 fn postgres_model_agrees() {
-    model_agrees(Backend::Postgres);
+    model_agrees(DatabaseKind::Postgres);
 }

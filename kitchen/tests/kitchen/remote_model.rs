@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use kitchen::fake_provider::{DispatchFault, FakeProvider, LookupFault};
-use kitchen::testing::{Backend, TestDatabase, tenant_with_token};
+use kitchen::testing::{DatabaseKind, TestDatabase, tenant_with_token};
 use kitchen::{
     Action, ExternalRef, Kitchen, KitchenConfig, OperationKey, Outcome, RemoteSettings,
     TicketBackend, TicketId, Trigger,
@@ -196,7 +196,7 @@ async fn run_case(
     Ok(())
 }
 
-fn model_agrees(backend: Backend) {
+fn model_agrees(backend: DatabaseKind) {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -239,10 +239,10 @@ fn model_agrees(backend: Backend) {
 
 #[test]
 fn sqlite_remote_model_agrees() {
-    model_agrees(Backend::Sqlite);
+    model_agrees(DatabaseKind::Sqlite);
 }
 
 #[test]
 fn postgres_remote_model_agrees() {
-    model_agrees(Backend::Postgres);
+    model_agrees(DatabaseKind::Postgres);
 }

@@ -7,7 +7,7 @@
 //! (or `conflict`) answered from memory; one without the cache claims the
 //! key again and creates.
 
-use kitchen::testing::{Backend, TestDatabase};
+use kitchen::testing::{DatabaseKind, TestDatabase};
 use kitchen::{Action, Clock, KitchenConfig, OperationKey, Outcome, ReplayCacheConfig, TenantId};
 use time::OffsetDateTime;
 
@@ -18,7 +18,7 @@ async fn forget_behind_the_kitchens_back(db: &TestDatabase, tenant: TenantId, ke
     const DELETE: &str =
         "DELETE FROM operations WHERE tenant_id = $1 AND action = $2 AND operation_key = $3";
     let deleted = match db.backend() {
-        Backend::Sqlite => {
+        DatabaseKind::Sqlite => {
             let pool = sqlx::SqlitePool::connect(db.url()).await.expect("connect");
             sqlx::query(DELETE)
                 .bind(tenant.as_uuid())
@@ -29,7 +29,7 @@ async fn forget_behind_the_kitchens_back(db: &TestDatabase, tenant: TenantId, ke
                 .expect("delete")
                 .rows_affected()
         }
-        Backend::Postgres => {
+        DatabaseKind::Postgres => {
             let pool = sqlx::PgPool::connect(db.url()).await.expect("connect");
             sqlx::query(DELETE)
                 .bind(tenant.as_uuid())

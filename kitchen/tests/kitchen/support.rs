@@ -242,15 +242,15 @@ pub async fn comments(kitchen: &Kitchen, tenant: TenantId, ticket: TicketId) -> 
 /// as another program would (a backup, an operator's `sqlite3`): a storage
 /// fault, `Locked`, with nothing written.
 pub fn assert_held<T: std::fmt::Debug>(
-    backend: kitchen::testing::Backend,
+    backend: kitchen::testing::DatabaseKind,
     answer: Result<Outcome<T>, kitchen::KitchenError>,
 ) {
     match backend {
-        kitchen::testing::Backend::Postgres => assert!(
+        kitchen::testing::DatabaseKind::Postgres => assert!(
             matches!(answer, Ok(Outcome::InProgress { .. })),
             "expected in progress, got {answer:?}"
         ),
-        kitchen::testing::Backend::Sqlite => {
+        kitchen::testing::DatabaseKind::Sqlite => {
             let fault = answer.as_ref().err().and_then(|e| e.storage_fault());
             assert_eq!(
                 fault,

@@ -15,7 +15,7 @@
 use std::path::Path;
 use std::str::FromStr;
 
-use kitchen::testing::{Backend, TestDatabase};
+use kitchen::testing::{DatabaseKind, TestDatabase};
 use kitchen::{
     Action, Caller, Kitchen, KitchenConfig, OperationKey, OperationState, PageSize, Ticket,
     TicketDraft, TicketId, TicketStatus, TokenId,
@@ -136,7 +136,7 @@ fn now_in_micros() -> OffsetDateTime {
 }
 
 impl PreviousRelease {
-    fn new(backend: Backend) -> Self {
+    fn new(backend: DatabaseKind) -> Self {
         let mut tickets = vec![
             OldTicket {
                 id: Uuid::now_v7(),
@@ -159,7 +159,7 @@ impl PreviousRelease {
                 created_at: now_in_micros(),
             },
         ];
-        if backend == Backend::Sqlite {
+        if backend == DatabaseKind::Sqlite {
             tickets.push(OldTicket {
                 id: Uuid::now_v7(),
                 key: "old-key-with-a-nul",
@@ -260,7 +260,7 @@ macro_rules! previous_release {
 /// A database as the previous release left it.
 async fn fill(db: &TestDatabase, old: &PreviousRelease) {
     match db.backend() {
-        Backend::Sqlite => {
+        DatabaseKind::Sqlite => {
             let options = SqliteConnectOptions::from_str(db.url())
                 .expect("a SQLite URL")
                 .create_if_missing(true)
@@ -273,7 +273,7 @@ async fn fill(db: &TestDatabase, old: &PreviousRelease) {
             previous_release!(&pool, "sqlite", old);
             pool.close().await;
         }
-        Backend::Postgres => {
+        DatabaseKind::Postgres => {
             let pool = PgPoolOptions::new()
                 .max_connections(1)
                 .connect(db.url())

@@ -18,7 +18,7 @@
 use std::path::Path;
 use std::str::FromStr;
 
-use kitchen::testing::{Backend, TestDatabase};
+use kitchen::testing::{DatabaseKind, TestDatabase};
 use kitchen::{
     Action, Caller, Clock, CommentDraft, Expired, KeyPhase, Kitchen, KitchenConfig, OperationKey,
     OperationRecord, OperationState, Outcome, PageSize, Receipt, SweepReport, TicketDraft,
@@ -78,7 +78,7 @@ pub(crate) use on_raw;
 impl Raw {
     pub(crate) async fn open(db: &TestDatabase) -> Self {
         match db.backend() {
-            Backend::Sqlite => {
+            DatabaseKind::Sqlite => {
                 let options = SqliteConnectOptions::from_str(db.url())
                     .expect("a SQLite URL")
                     .create_if_missing(true)
@@ -91,7 +91,7 @@ impl Raw {
                         .expect("open the SQLite file"),
                 )
             }
-            Backend::Postgres => Self::Postgres(
+            DatabaseKind::Postgres => Self::Postgres(
                 PgPoolOptions::new()
                     .max_connections(1)
                     .connect(db.url())
@@ -109,8 +109,8 @@ impl Raw {
     async fn migrator(db: &TestDatabase) -> Migrator {
         let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations")).join(
             match db.backend() {
-                Backend::Sqlite => "sqlite",
-                Backend::Postgres => "postgres",
+                DatabaseKind::Sqlite => "sqlite",
+                DatabaseKind::Postgres => "postgres",
             },
         );
         Migrator::new(dir.as_path())

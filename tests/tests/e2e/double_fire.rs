@@ -15,7 +15,7 @@ use std::time::Duration;
 use double_fire::{self, CheckResult, Options, Report, Restart, Target, Verdict};
 use e2e_tests::TestApp;
 use e2e_tests::process::{ServerProcess, fault_injection_binary, tickets_binary};
-use kitchen::testing::{Backend, TestDatabase, tenant_with_token};
+use kitchen::testing::{DatabaseKind, TestDatabase, tenant_with_token};
 use kitchen::{Action, KitchenConfig};
 
 /// The checks that run for the lifecycle actions (the policies of checks
@@ -66,7 +66,7 @@ impl Deployment {
             db.url(),
             env.clone(),
         ));
-        let b = (db.backend() == Backend::Postgres)
+        let b = (db.backend() == DatabaseKind::Postgres)
             .then(|| ServerProcess::start_with_env(binary, db.url(), env));
         let caller = double_fire::Caller::default();
         assert!(
@@ -114,7 +114,7 @@ fn checks(report: &Report, number: u8) -> impl Iterator<Item = &CheckResult> {
 async fn the_full_matrix_passes(db: TestDatabase) {
     let report = drive(&db, Options::default()).await;
     println!("{}", report.summary());
-    let last = if db.backend() == Backend::Postgres {
+    let last = if db.backend() == DatabaseKind::Postgres {
         9
     } else {
         8
@@ -140,7 +140,7 @@ async fn the_full_matrix_passes(db: TestDatabase) {
     assert_eq!(report.totals.duplicates, 0);
     assert_eq!(report.totals.lost, 0);
     assert_eq!(report.totals.effects_found, report.totals.intended_effects);
-    if db.backend() == Backend::Sqlite {
+    if db.backend() == DatabaseKind::Sqlite {
         assert_eq!(
             verdicts(&report, 9),
             [Verdict::Skip],
@@ -208,7 +208,7 @@ async fn without_stable_keys_the_faults_make_duplicates(db: TestDatabase) {
             );
         }
     }
-    if db.backend() == Backend::Postgres {
+    if db.backend() == DatabaseKind::Postgres {
         assert_eq!(
             verdicts(&report, 9),
             [Verdict::Fail],

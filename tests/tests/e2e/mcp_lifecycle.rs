@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use e2e_tests::{TestApp, snapshot_settings};
 use kitchen::fake_provider::{DispatchFault, FakeProvider};
-use kitchen::testing::{Backend, TestDatabase};
+use kitchen::testing::{DatabaseKind, TestDatabase};
 use kitchen::{Action, KitchenConfig, RemoteSettings, TicketBackend};
 use serde_json::{Value, json};
 
@@ -576,7 +576,7 @@ async fn a_held_key_answers_in_progress(db: TestDatabase) {
         let mut args = args;
         args["ticket_id"] = id.clone().into();
         args["operation_id"] = key.into();
-        if db.backend() == Backend::Sqlite {
+        if db.backend() == DatabaseKind::Sqlite {
             // The holder holds the file's write lock, as another program
             // would: the database is locked, a retryable JSON-RPC error.
             let refused = client
@@ -614,7 +614,7 @@ async fn a_held_key_answers_in_progress(db: TestDatabase) {
         answers.push(body);
     }
     assert_eq!(ticket(&client, &id).await["version"], 1, "nothing written");
-    if db.backend() == Backend::Sqlite {
+    if db.backend() == DatabaseKind::Sqlite {
         return;
     }
     let (update, comment) = (&answers[0], &answers[2]);

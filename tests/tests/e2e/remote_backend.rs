@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use double_fire::{Options, ProviderTarget, Report, Verdict};
 use kitchen::Action;
-use kitchen::testing::{Backend, TestDatabase};
+use kitchen::testing::{DatabaseKind, TestDatabase};
 use provider_sim::{self, KeyPolicy, SimConfig};
 
 use crate::double_fire::{Deployment, verdicts};
@@ -74,7 +74,7 @@ async fn drive(db: &TestDatabase, keys: KeyPolicy) -> Report {
 }
 
 fn assert_all_pass(report: &Report, db: &TestDatabase, keys: KeyPolicy) {
-    let two_instances = db.backend() == Backend::Postgres;
+    let two_instances = db.backend() == DatabaseKind::Postgres;
     let last = match keys {
         KeyPolicy::Honour => 23,
         KeyPolicy::Ignore => 17,

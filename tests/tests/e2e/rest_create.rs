@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use e2e_tests::{TestApp, snapshot_settings};
 use kitchen::KitchenConfig;
-use kitchen::testing::{Backend, TestDatabase};
+use kitchen::testing::{DatabaseKind, TestDatabase};
 
 use crate::{DISK_FULL, fresh_key};
 
@@ -138,8 +138,8 @@ async fn a_key_held_past_the_wait_bound_answers_409_with_retry_after(db: TestDat
     // would: the database is locked, and nothing was written.
     let busy = app.post_ticket(&acme, Some(&key), DISK_FULL).await;
     let (status, snapshot) = match db.backend() {
-        Backend::Postgres => (409, "problem_in_progress"),
-        Backend::Sqlite => (503, "problem_database_locked"),
+        DatabaseKind::Postgres => (409, "problem_in_progress"),
+        DatabaseKind::Sqlite => (503, "problem_database_locked"),
     };
     assert_eq!(busy.status(), status);
     assert_eq!(busy.headers()["retry-after"], "1");

@@ -139,8 +139,8 @@ async fn health_readiness_and_request_ids(db: TestDatabase) {
     let ready: serde_json::Value = ready.json().await.expect("json");
     assert_eq!(ready["status"], "ready");
     let kind = match db.backend() {
-        kitchen::testing::Backend::Sqlite => "sqlite",
-        kitchen::testing::Backend::Postgres => "postgres",
+        kitchen::testing::DatabaseKind::Sqlite => "sqlite",
+        kitchen::testing::DatabaseKind::Postgres => "postgres",
     };
     assert_eq!(ready["database"], kind);
 

@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use clap::{Parser, ValueEnum};
 use hdrhistogram::Histogram;
 use kitchen::bench::{OperationsSize, operations_size, vacuum_operations};
-use kitchen::testing::{Backend, TestDatabase};
+use kitchen::testing::{DatabaseKind, TestDatabase};
 use kitchen::{
     Clock, Kitchen, KitchenConfig, OperationKey, Outcome, SweepReport, TenantId, TenantName,
     TicketDraft,
@@ -138,8 +138,8 @@ impl Args {
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse().smoked();
     let backend = match args.database {
-        DatabaseArg::Sqlite => Backend::Sqlite,
-        DatabaseArg::Postgres => Backend::Postgres,
+        DatabaseArg::Sqlite => DatabaseKind::Sqlite,
+        DatabaseArg::Postgres => DatabaseKind::Postgres,
     };
     let phases = if args.phases.is_empty() {
         vec![Phase::Size, Phase::Latency, Phase::Steady]
@@ -149,8 +149,8 @@ async fn main() -> anyhow::Result<()> {
     println!(
         "### {} ({} ticket description bytes, sweep batch {}{})\n",
         match backend {
-            Backend::Sqlite => "SQLite",
-            Backend::Postgres => "PostgreSQL",
+            DatabaseKind::Sqlite => "SQLite",
+            DatabaseKind::Postgres => "PostgreSQL",
         },
         args.description_bytes,
         args.sweep_batch,
@@ -182,7 +182,7 @@ async fn main() -> anyhow::Result<()> {
 
 struct Bench {
     args: Args,
-    backend: Backend,
+    backend: DatabaseKind,
     draft: TicketDraft,
 }
 
@@ -292,8 +292,8 @@ impl Bench {
         let gone_in_place = measure(&kitchen, Vacuum::Plain).await?;
 
         let (in_place, compacted) = match self.backend {
-            Backend::Postgres => ("in place (after VACUUM)", "compacted (VACUUM FULL)"),
-            Backend::Sqlite => ("in place", "compacted (VACUUM)"),
+            DatabaseKind::Postgres => ("in place (after VACUUM)", "compacted (VACUUM FULL)"),
+            DatabaseKind::Sqlite => ("in place", "compacted (VACUUM)"),
         };
         println!("#### Bytes per record ({n} records, operations table + indexes)\n");
         println!("| state | rows | table | indexes | total | bytes/record (table + indexes) |");

@@ -1,55 +1,25 @@
 //! Comments on a ticket: the request as sent, the validated command, and the
 //! stored comment.
 
-use std::fmt;
-use std::str::FromStr;
-
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
-use uuid::Uuid;
 
 use super::page::{Cursor, PageSize};
 use super::precondition::TicketAt;
 use super::text::refuse_nul;
 use super::ticket::{TicketId, Version, keep, required};
+use super::uuid_id::uuid_id;
 use super::violation::FieldViolation;
 
 /// Longest comment, in characters.
 pub const MAX_COMMENT_CHARS: usize = 10_000;
 
-/// A comment's id: a UUID v7 made by the server, so ids sort by time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct CommentId(Uuid);
-
-impl CommentId {
-    pub(crate) fn new_v7() -> Self {
-        Self(Uuid::now_v7())
-    }
-
-    pub(crate) fn from_uuid(id: Uuid) -> Self {
-        Self(id)
-    }
-
-    /// The underlying UUID.
-    pub fn as_uuid(&self) -> Uuid {
-        self.0
-    }
-}
-
-impl fmt::Display for CommentId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.hyphenated().fmt(f)
-    }
-}
-
-impl FromStr for CommentId {
-    type Err = uuid::Error;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Uuid::parse_str(s).map(Self)
-    }
-}
+uuid_id!(
+    /// A comment's id: a UUID v7 made by the server, so ids sort by time.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+    #[serde(transparent)]
+    CommentId, parses
+);
 
 /// A comment's text: 1 to 10,000 characters, not blank; line breaks allowed.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]

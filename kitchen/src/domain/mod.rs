@@ -21,5 +21,6 @@ pub(crate) mod tenant;
 pub(crate) mod text;
 pub(crate) mod ticket;
 pub(crate) mod transition;
+pub(crate) mod uuid_id;
 pub(crate) mod violation;
 pub(crate) mod wait;

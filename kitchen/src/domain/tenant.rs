@@ -5,38 +5,19 @@ use std::fmt;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use time::OffsetDateTime;
-use uuid::Uuid;
 
 use super::identity::{Issuer, Subject, TenantVia};
 use super::scope::Scopes;
 use super::slug::{is_slug, slug_rule};
 use super::text::refuse_nul;
+use super::uuid_id::uuid_id;
 
-/// A tenant's id.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(transparent)]
-pub struct TenantId(Uuid);
-
-impl TenantId {
-    pub(crate) fn new_v7() -> Self {
-        Self(Uuid::now_v7())
-    }
-
-    pub(crate) fn from_uuid(id: Uuid) -> Self {
-        Self(id)
-    }
-
-    /// The underlying UUID.
-    pub fn as_uuid(&self) -> Uuid {
-        self.0
-    }
-}
-
-impl fmt::Display for TenantId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.hyphenated().fmt(f)
-    }
-}
+uuid_id!(
+    /// A tenant's id.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+    #[serde(transparent)]
+    TenantId
+);
 
 /// A tenant's unique name, a slug such as `acme`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
@@ -150,35 +131,16 @@ impl From<&Caller> for Actor {
     }
 }
 
-/// An API token's id: safe to show and log, used to revoke the token.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(transparent)]
-pub struct TokenId(Uuid);
+uuid_id!(
+    /// An API token's id: safe to show and log, used to revoke the token.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+    #[serde(transparent)]
+    TokenId
+);
 
-impl TokenId {
-    pub(crate) fn new_v7() -> Self {
-        Self(Uuid::now_v7())
-    }
-
-    pub(crate) fn from_uuid(id: Uuid) -> Self {
+impl From<uuid::Uuid> for TokenId {
+    fn from(id: uuid::Uuid) -> Self {
         Self(id)
-    }
-
-    /// The underlying UUID.
-    pub fn as_uuid(&self) -> Uuid {
-        self.0
-    }
-}
-
-impl From<Uuid> for TokenId {
-    fn from(id: Uuid) -> Self {
-        Self(id)
-    }
-}
-
-impl fmt::Display for TokenId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.hyphenated().fmt(f)
     }
 }
 

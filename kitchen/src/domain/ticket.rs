@@ -1,15 +1,14 @@
 //! Tickets: the draft a caller sends, the validated command, and the stored ticket.
 
 use std::fmt;
-use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
-use uuid::Uuid;
 
 use super::slug::{is_slug, slug_rule};
 use super::status::TicketStatus;
 use super::text::refuse_nul;
+use super::uuid_id::uuid_id;
 use super::violation::FieldViolation;
 
 /// Longest title, in characters.
@@ -17,39 +16,12 @@ pub const MAX_TITLE_CHARS: usize = 200;
 /// Longest description, in characters.
 pub const MAX_DESCRIPTION_CHARS: usize = 10_000;
 
-/// A ticket's id: a UUID v7 made by the server, so ids sort by creation time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct TicketId(Uuid);
-
-impl TicketId {
-    pub(crate) fn new_v7() -> Self {
-        Self(Uuid::now_v7())
-    }
-
-    pub(crate) fn from_uuid(id: Uuid) -> Self {
-        Self(id)
-    }
-
-    /// The underlying UUID.
-    pub fn as_uuid(&self) -> Uuid {
-        self.0
-    }
-}
-
-impl fmt::Display for TicketId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.hyphenated().fmt(f)
-    }
-}
-
-impl FromStr for TicketId {
-    type Err = uuid::Error;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Uuid::parse_str(s).map(Self)
-    }
-}
+uuid_id!(
+    /// A ticket's id: a UUID v7 made by the server, so ids sort by creation time.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+    #[serde(transparent)]
+    TicketId, parses
+);
 
 /// The project a ticket belongs to: a slug such as `billing-api`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]

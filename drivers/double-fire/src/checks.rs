@@ -70,9 +70,11 @@ impl Policy {
             Policy::CrossDoor => (7, 22),
             Policy::CrashAfterCommit => (8, 23),
         };
-        match action {
-            Action::CreateTicket => create,
-            Action::UpdateTicket | Action::TransitionTicket | Action::AddComment => lifecycle,
+        // Every action but the create acts on a ticket made for its check.
+        if action == Action::CreateTicket {
+            create
+        } else {
+            lifecycle
         }
     }
 
@@ -90,11 +92,10 @@ impl Policy {
     /// The check of this policy for `action` through `doors` (`rest`,
     /// `rest->mcp`, …). A create's name is the one it has always had.
     pub(crate) fn check(self, action: Action, doors: &str) -> CheckId {
-        let name = match action {
-            Action::CreateTicket => format!("{} [{doors}]", self.slug()),
-            Action::UpdateTicket | Action::TransitionTicket | Action::AddComment => {
-                format!("{} {action} [{doors}]", self.slug())
-            }
+        let name = if action == Action::CreateTicket {
+            format!("{} [{doors}]", self.slug())
+        } else {
+            format!("{} {action} [{doors}]", self.slug())
         };
         CheckId {
             number: self.number(action),

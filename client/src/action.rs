@@ -20,23 +20,42 @@ pub enum Action {
     AddComment,
 }
 
+/// What a write's success answers with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Made {
+    /// The ticket (made, or as the change left it).
+    Ticket,
+    /// The comment added.
+    Comment,
+}
+
+impl Made {
+    /// `ticket` or `comment`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Made::Ticket => "ticket",
+            Made::Comment => "comment",
+        }
+    }
+}
+
+/// The client's one table of actions, in `Action` order: each one's
+/// contract name and what it answers with. A test checks the names
+/// against the server's OpenAPI document.
+const TABLE: [(Action, &str, Made); 4] = [
+    (Action::CreateTicket, "create_ticket", Made::Ticket),
+    (Action::UpdateTicket, "update_ticket", Made::Ticket),
+    (Action::TransitionTicket, "transition_ticket", Made::Ticket),
+    (Action::AddComment, "add_comment", Made::Comment),
+];
+
 impl Action {
     /// Every action.
-    pub const ALL: [Action; 4] = [
-        Action::CreateTicket,
-        Action::UpdateTicket,
-        Action::TransitionTicket,
-        Action::AddComment,
-    ];
+    pub const ALL: [Action; 4] = [TABLE[0].0, TABLE[1].0, TABLE[2].0, TABLE[3].0];
 
     /// The contract's name, e.g. `create_ticket`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Action::CreateTicket => "create_ticket",
-            Action::UpdateTicket => "update_ticket",
-            Action::TransitionTicket => "transition_ticket",
-            Action::AddComment => "add_comment",
-        }
+        TABLE[self as usize].1
     }
 
     /// The action named `name`, if there is one.
@@ -46,11 +65,13 @@ impl Action {
 
     /// What a successful answer carries: a ticket for the three ticket
     /// writes, a comment for `add_comment`.
+    pub fn made(self) -> Made {
+        TABLE[self as usize].2
+    }
+
+    /// [`Action::made`], by name: `ticket` or `comment`.
     pub fn result_name(self) -> &'static str {
-        match self {
-            Action::CreateTicket | Action::UpdateTicket | Action::TransitionTicket => "ticket",
-            Action::AddComment => "comment",
-        }
+        self.made().as_str()
     }
 }
 
@@ -59,10 +80,8 @@ impl FromStr for Action {
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Self::parse(s).ok_or_else(|| {
-            format!(
-                "{s:?} is not an action (create_ticket, update_ticket, transition_ticket, \
-                 add_comment)"
-            )
+            let names: Vec<&str> = Self::ALL.iter().map(|a| a.as_str()).collect();
+            format!("{s:?} is not an action ({})", names.join(", "))
         })
     }
 }
@@ -76,6 +95,13 @@ impl fmt::Display for Action {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_table_is_in_action_order() {
+        for (i, (action, _, _)) in TABLE.iter().enumerate() {
+            assert_eq!(*action as usize, i, "{action:?}");
+        }
+    }
 
     #[test]
     fn names_round_trip() {

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
-use crate::action::Action;
+use crate::action::{Action, Made};
 use crate::network::{Answer, NoAnswer, Reach, Reply};
 use crate::operation::{OperationState, OperationStatus};
 use crate::problem::Problem;
@@ -92,11 +92,9 @@ fn is_transient(status: u16) -> bool {
 /// `body`, when it is the result `action` answers with (a ticket, or a
 /// comment): an empty or malformed success proves nothing.
 fn result_body(action: Action, body: &[u8]) -> Option<serde_json::Value> {
-    let shaped = match action {
-        Action::CreateTicket | Action::UpdateTicket | Action::TransitionTicket => {
-            serde_json::from_slice::<Ticket>(body).is_ok()
-        }
-        Action::AddComment => serde_json::from_slice::<Comment>(body).is_ok(),
+    let shaped = match action.made() {
+        Made::Ticket => serde_json::from_slice::<Ticket>(body).is_ok(),
+        Made::Comment => serde_json::from_slice::<Comment>(body).is_ok(),
     };
     shaped.then(|| serde_json::from_slice(body).ok()).flatten()
 }

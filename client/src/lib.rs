@@ -91,7 +91,7 @@ mod settled;
 #[cfg(test)]
 mod testing;
 
-pub use action::Action;
+pub use action::{Action, Made};
 pub use client::Client;
 pub use config::ClientConfig;
 pub use error::ClientError;

@@ -34,6 +34,21 @@ const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS journal_entries (
     UNIQUE (action, operation_key)
 ) STRICT";
 
+/// How long an open, or a write, waits for another process's lock.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Whether `e` is SQLite's "database is locked" (`SQLITE_BUSY`, any of its
+/// extended codes).
+fn is_locked(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::Database(db) => db
+            .code()
+            .and_then(|code| code.parse::<i32>().ok())
+            .is_some_and(|code| code & 0xff == 5),
+        _ => false,
+    }
+}
+
 /// A row as stored: id, key, request JSON, created_at.
 type Row = (String, String, String, String);
 
@@ -45,7 +60,28 @@ pub struct SqliteJournal {
 
 impl SqliteJournal {
     /// Opens (or makes) the journal at `path`, with its table.
+    ///
+    /// Several processes may open one new journal at the same moment (a
+    /// run, and a resume or a reader beside it). Making the new file WAL
+    /// and creating its table can then fail at once with "database is
+    /// locked": SQLite does not always wait out its busy timeout there. The
+    /// loser opens again, within the same 5 s bound, and finds the file
+    /// made.
     pub async fn open(path: impl AsRef<Path>) -> Result<Self, JournalError> {
+        let deadline = tokio::time::Instant::now() + BUSY_TIMEOUT;
+        let mut pause = Duration::from_millis(5);
+        loop {
+            match Self::try_open(path.as_ref()).await {
+                Err(e) if is_locked(&e) && tokio::time::Instant::now() < deadline => {
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(Duration::from_millis(100));
+                }
+                opened => return opened.map_err(JournalError::storage),
+            }
+        }
+    }
+
+    async fn try_open(path: &Path) -> Result<Self, sqlx::Error> {
         let options = SqliteConnectOptions::new()
             .filename(path)
             .create_if_missing(true)
@@ -55,16 +91,12 @@ impl SqliteJournal {
             .synchronous(SqliteSynchronous::Full)
             // Two processes on one journal (a resume beside a run) wait for
             // each other's short writes rather than fail.
-            .busy_timeout(Duration::from_secs(5));
+            .busy_timeout(BUSY_TIMEOUT);
         let pool = SqlitePoolOptions::new()
             .max_connections(2)
             .connect_with(options)
-            .await
-            .map_err(JournalError::storage)?;
-        sqlx::query(SCHEMA)
-            .execute(&pool)
-            .await
-            .map_err(JournalError::storage)?;
+            .await?;
+        sqlx::query(SCHEMA).execute(&pool).await?;
         Ok(Self { pool })
     }
 
@@ -214,5 +246,31 @@ impl Journal for SqliteJournal {
 
     fn entries(&self) -> JournalFuture<'_, Vec<JournalEntry>> {
         Box::pin(self.all_entries())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run and a resume (or a reader) opening one new journal at the
+    /// same moment: every one of them opens it; none is told the database
+    /// is locked.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn openers_racing_on_a_new_journal_all_open_it() {
+        for round in 0..20 {
+            let dir = tempfile::tempdir().expect("a temporary directory");
+            let path = dir.path().join("journal.db");
+            let opens: Vec<_> = (0..6)
+                .map(|_| {
+                    let path = path.clone();
+                    tokio::spawn(async move { SqliteJournal::open(&path).await.map(drop) })
+                })
+                .collect();
+            for open in opens {
+                let opened = open.await.expect("the task ran");
+                assert!(opened.is_ok(), "round {round}: {opened:?}");
+            }
+        }
     }
 }

@@ -19,6 +19,12 @@ pub const ROUTES: &[(Method, &str, Scope)] = &[
     (Method::GET, "/v1/tickets/{id}", Scope::Read),
     (Method::PATCH, "/v1/tickets/{id}", Scope::Write),
     (Method::POST, "/v1/tickets/{id}/transitions", Scope::Write),
+    (Method::POST, "/v1/tickets/{id}/labels", Scope::Write),
+    (
+        Method::DELETE,
+        "/v1/tickets/{id}/labels/{label}",
+        Scope::Write,
+    ),
     (Method::POST, "/v1/tickets/{id}/comments", Scope::Write),
     (Method::GET, "/v1/tickets/{id}/comments", Scope::Read),
     (

@@ -1,4 +1,4 @@
-//! The four writes, by the names the contract gives them: each key is
+//! The writes, by the names the contract gives them: each key is
 //! scoped to one of them, and the status lookup is addressed by it.
 
 use std::fmt;
@@ -18,6 +18,10 @@ pub enum Action {
     TransitionTicket,
     /// `POST /v1/tickets/{id}/comments`.
     AddComment,
+    /// `POST /v1/tickets/{id}/labels`.
+    AddLabel,
+    /// `DELETE /v1/tickets/{id}/labels/{label}`.
+    RemoveLabel,
 }
 
 /// What a write's success answers with.
@@ -42,16 +46,20 @@ impl Made {
 /// The client's one table of actions, in `Action` order: each one's
 /// contract name and what it answers with. A test checks the names
 /// against the server's OpenAPI document.
-const TABLE: [(Action, &str, Made); 4] = [
+const TABLE: [(Action, &str, Made); 6] = [
     (Action::CreateTicket, "create_ticket", Made::Ticket),
     (Action::UpdateTicket, "update_ticket", Made::Ticket),
     (Action::TransitionTicket, "transition_ticket", Made::Ticket),
     (Action::AddComment, "add_comment", Made::Comment),
+    (Action::AddLabel, "add_label", Made::Ticket),
+    (Action::RemoveLabel, "remove_label", Made::Ticket),
 ];
 
 impl Action {
     /// Every action.
-    pub const ALL: [Action; 4] = [TABLE[0].0, TABLE[1].0, TABLE[2].0, TABLE[3].0];
+    pub const ALL: [Action; 6] = [
+        TABLE[0].0, TABLE[1].0, TABLE[2].0, TABLE[3].0, TABLE[4].0, TABLE[5].0,
+    ];
 
     /// The contract's name, e.g. `create_ticket`.
     pub fn as_str(self) -> &'static str {
@@ -63,8 +71,8 @@ impl Action {
         Self::ALL.into_iter().find(|a| a.as_str() == name)
     }
 
-    /// What a successful answer carries: a ticket for the three ticket
-    /// writes, a comment for `add_comment`.
+    /// What a successful answer carries: a ticket for the ticket writes, a
+    /// comment for `add_comment`.
     pub fn made(self) -> Made {
         TABLE[self as usize].2
     }

@@ -117,6 +117,32 @@ impl Client {
         .await
     }
 
+    /// Puts `label` on a ticket, under a new key.
+    pub async fn add_label(
+        &self,
+        ticket_id: TicketId,
+        label: &str,
+    ) -> Result<Settled<Ticket>, ClientError> {
+        self.submit_as(Intent::new(WriteRequest::AddLabel {
+            ticket_id,
+            label: label.to_owned(),
+        }))
+        .await
+    }
+
+    /// Takes `label` off a ticket, under a new key.
+    pub async fn remove_label(
+        &self,
+        ticket_id: TicketId,
+        label: &str,
+    ) -> Result<Settled<Ticket>, ClientError> {
+        self.submit_as(Intent::new(WriteRequest::RemoveLabel {
+            ticket_id,
+            label: label.to_owned(),
+        }))
+        .await
+    }
+
     /// Runs any write: journals `intent`, then follows the policy to its
     /// end. An intent the journal already holds (same action, key and
     /// request) is looked up before it is sent again. The answer is the

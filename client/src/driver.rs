@@ -336,7 +336,7 @@ mod tests {
                 .iter()
                 .map(|call| match call.method {
                     Method::Get => call.path.last().cloned().unwrap_or_default(),
-                    Method::Post | Method::Patch => call
+                    Method::Post | Method::Patch | Method::Delete => call
                         .key
                         .as_ref()
                         .map(|k| k.as_str().to_owned())

@@ -16,6 +16,7 @@ pub(crate) enum Method {
     Get,
     Post,
     Patch,
+    Delete,
 }
 
 /// One HTTP request, before the base URL and credentials are added.

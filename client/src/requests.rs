@@ -143,6 +143,20 @@ pub enum WriteRequest {
         /// The text.
         body: String,
     },
+    /// Put a label on a ticket (one it has already changes nothing).
+    AddLabel {
+        /// Which ticket.
+        ticket_id: TicketId,
+        /// The label: 1 to 50 of `a-z`, `0-9` and `-`.
+        label: String,
+    },
+    /// Take a label off a ticket (one it lacks changes nothing).
+    RemoveLabel {
+        /// Which ticket.
+        ticket_id: TicketId,
+        /// The label.
+        label: String,
+    },
 }
 
 impl WriteRequest {
@@ -153,6 +167,8 @@ impl WriteRequest {
             WriteRequest::UpdateTicket { .. } => Action::UpdateTicket,
             WriteRequest::TransitionTicket { .. } => Action::TransitionTicket,
             WriteRequest::AddComment { .. } => Action::AddComment,
+            WriteRequest::AddLabel { .. } => Action::AddLabel,
+            WriteRequest::RemoveLabel { .. } => Action::RemoveLabel,
         }
     }
 }
@@ -210,6 +226,14 @@ mod tests {
             WriteRequest::AddComment {
                 ticket_id,
                 body: "seen".into(),
+            },
+            WriteRequest::AddLabel {
+                ticket_id,
+                label: "disk".into(),
+            },
+            WriteRequest::RemoveLabel {
+                ticket_id,
+                label: "disk".into(),
             },
         ] {
             let json = serde_json::to_string(&request).expect("JSON");

@@ -161,6 +161,9 @@ pub struct Ticket {
         skip_serializing_if = "Option::is_none"
     )]
     pub updated_at: Option<OffsetDateTime>,
+    /// Its labels, in order (none on a service older than labels).
+    #[serde(default)]
+    pub labels: Vec<String>,
 }
 
 /// A comment on a ticket.

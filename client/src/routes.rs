@@ -22,12 +22,11 @@ impl WriteCall {
         key: &OperationKey,
         request: &WriteRequest,
     ) -> Result<Self, serde_json::Error> {
-        let (method, path, media_type, body, if_match) = match request {
+        let (method, path, body, if_match) = match request {
             WriteRequest::CreateTicket { ticket } => (
                 Method::Post,
                 vec!["v1".into(), "tickets".into()],
-                "application/json",
-                serde_json::to_vec(ticket)?,
+                Some(("application/json", serde_json::to_vec(ticket)?)),
                 None,
             ),
             WriteRequest::UpdateTicket {
@@ -37,8 +36,7 @@ impl WriteCall {
             } => (
                 Method::Patch,
                 ticket_path(*ticket_id, None),
-                "application/merge-patch+json",
-                serde_json::to_vec(patch)?,
+                Some(("application/merge-patch+json", serde_json::to_vec(patch)?)),
                 *if_match,
             ),
             WriteRequest::TransitionTicket {
@@ -59,8 +57,7 @@ impl WriteCall {
                 (
                     Method::Post,
                     ticket_path(*ticket_id, Some("transitions")),
-                    "application/json",
-                    serde_json::to_vec(&body)?,
+                    Some(("application/json", serde_json::to_vec(&body)?)),
                     None,
                 )
             }
@@ -72,10 +69,27 @@ impl WriteCall {
                 (
                     Method::Post,
                     ticket_path(*ticket_id, Some("comments")),
-                    "application/json",
-                    serde_json::to_vec(&Body { body })?,
+                    Some(("application/json", serde_json::to_vec(&Body { body })?)),
                     None,
                 )
+            }
+            WriteRequest::AddLabel { ticket_id, label } => {
+                #[derive(serde::Serialize)]
+                struct Body<'a> {
+                    label: &'a str,
+                }
+                (
+                    Method::Post,
+                    ticket_path(*ticket_id, Some("labels")),
+                    Some(("application/json", serde_json::to_vec(&Body { label })?)),
+                    None,
+                )
+            }
+            // No body: the label is the last segment of the path.
+            WriteRequest::RemoveLabel { ticket_id, label } => {
+                let mut path = ticket_path(*ticket_id, Some("labels"));
+                path.push(label.clone());
+                (Method::Delete, path, None, None)
             }
         };
         Ok(Self {
@@ -85,7 +99,7 @@ impl WriteCall {
                 query: Vec::new(),
                 key: Some(key.clone()),
                 if_match,
-                body: Some((media_type, body)),
+                body,
                 request_id: Uuid::nil(),
             },
         })

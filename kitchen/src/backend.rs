@@ -14,6 +14,13 @@ use crate::store::effects::OperationId;
 use crate::store::{self, Db};
 use crate::write::engine::Engine;
 
+/// Whether the remote backend can do `action` at a provider: whether it
+/// has a `RemoteAction`. The remote backend refuses the others
+/// (`Refusal::NotSupportedByProvider`) before reading or writing anything.
+pub fn reaches_provider(action: Action) -> bool {
+    crate::remote::work::worker(action).is_some()
+}
+
 /// The backend a kitchen writes through.
 #[derive(Debug, Clone)]
 pub(crate) enum Backend {
@@ -41,16 +48,12 @@ impl Backend {
     }
 
     /// Whether doing `action` calls a provider the service does not own:
-    /// on the remote backend, every write does.
+    /// on the remote backend, every write that has a `RemoteAction` does
+    /// (the others it refuses).
     pub(crate) fn sends(&self, action: Action) -> bool {
         match self {
             Self::Local => false,
-            Self::Remote(_) => match action {
-                Action::CreateTicket
-                | Action::UpdateTicket
-                | Action::TransitionTicket
-                | Action::AddComment => true,
-            },
+            Self::Remote(_) => reaches_provider(action),
         }
     }
 

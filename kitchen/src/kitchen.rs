@@ -6,7 +6,9 @@ use std::sync::Arc;
 use time::OffsetDateTime;
 
 use crate::actions::add_comment::AddComment;
+use crate::actions::add_label::AddLabel;
 use crate::actions::create_ticket::CreateTicket;
+use crate::actions::remove_label::RemoveLabel;
 use crate::actions::transition_ticket::TransitionTicket;
 use crate::actions::update_ticket::UpdateTicket;
 use crate::auth_cache::AuthCache;
@@ -17,22 +19,25 @@ use crate::domain::effect::{OperationStatus, Trigger};
 use crate::domain::fault::{StorageFault, Written};
 use crate::domain::history::HistoryPage;
 use crate::domain::identity::{Issuer, OAuthIdentity, Subject, TenantVia};
+use crate::domain::label_change::LabelDraft;
 use crate::domain::lifecycle::{Horizons, KeyPhase};
 use crate::domain::operation::{OperationKey, OperationRecord};
-use crate::domain::page::{Cursor, PageSize, TicketPage};
+use crate::domain::page::{Cursor, PageSize, TicketFilter, TicketPage};
 use crate::domain::patch::TicketUpdate;
 use crate::domain::precondition::TicketAt;
 use crate::domain::scope::Scopes;
 use crate::domain::tenant::{
     Actor, Caller, Credential, IssuedToken, Tenant, TenantId, TenantName, TokenId, token_hash,
 };
-use crate::domain::ticket::{ProjectId, Ticket, TicketDraft, TicketId, truncate_to_micros};
+use crate::domain::ticket::{Ticket, TicketDraft, TicketId, truncate_to_micros};
 use crate::domain::transition::TransitionDraft;
-use crate::outcome::Outcome;
+use crate::outcome::{Outcome, Refusal};
+use crate::remote::Remote;
 use crate::store::circuit::{self, Health};
-use crate::store::group_commit::GroupWriter;
+use crate::store::group_commit::{BoxFuture, GroupWriter};
 use crate::store::{self, Db, effects::OperationId};
 use crate::sweep::Sweeper;
+use crate::write::WriteAction;
 use crate::write::engine::Engine;
 use crate::write::keys::KeyRules;
 use crate::write::remote::RemoteAction;
@@ -242,8 +247,40 @@ impl Kitchen {
             .await
     }
 
+    /// Puts a label on a ticket, at most once per (tenant, `add_label`,
+    /// key). A label the ticket carries already changes nothing and still
+    /// uses the key; a ticket carrying as many labels as it may answers
+    /// [`Refusal::LabelLimitReached`]. `ticket` is a [`TicketId`] or a
+    /// [`TicketAt`], as for [`Kitchen::transition_ticket`]. Local only: the
+    /// remote backend answers [`Refusal::NotSupportedByProvider`].
+    pub async fn add_label(
+        &self,
+        actor: impl Into<Actor>,
+        key: &OperationKey,
+        ticket: impl Into<TicketAt>,
+        draft: &LabelDraft,
+    ) -> Result<Outcome, KitchenError> {
+        self.local_write::<AddLabel>(actor.into(), key, &(ticket.into(), draft.clone()))
+            .await
+    }
+
+    /// Takes a label off a ticket, at most once per (tenant,
+    /// `remove_label`, key). A label the ticket does not carry changes
+    /// nothing and still uses the key. Otherwise as [`Kitchen::add_label`].
+    pub async fn remove_label(
+        &self,
+        actor: impl Into<Actor>,
+        key: &OperationKey,
+        ticket: impl Into<TicketAt>,
+        draft: &LabelDraft,
+    ) -> Result<Outcome, KitchenError> {
+        self.local_write::<RemoveLabel>(actor.into(), key, &(ticket.into(), draft.clone()))
+            .await
+    }
+
     /// Validates, then runs action `A` through the generic write path, or
-    /// on the remote backend through the effect ledger.
+    /// on the remote backend through the effect ledger: for an action that
+    /// reaches a provider.
     async fn write<A: RemoteAction>(
         &self,
         actor: Actor,
@@ -253,26 +290,66 @@ impl Kitchen {
     where
         A::Request: Clone,
     {
+        self.perform::<A>(actor, key, request, Some(send_remotely::<A>))
+            .await
+    }
+
+    /// Validates, then runs action `A` through the generic write path: for
+    /// an action with no counterpart at a provider (no [`RemoteAction`]),
+    /// which the remote backend refuses before anything is read or written.
+    async fn local_write<A: WriteAction>(
+        &self,
+        actor: Actor,
+        key: &OperationKey,
+        request: &A::Request,
+    ) -> Result<Outcome<A::Result>, KitchenError>
+    where
+        A::Request: Clone,
+    {
+        self.perform::<A>(actor, key, request, None).await
+    }
+
+    /// [`Kitchen::write`] and [`Kitchen::local_write`]: `remote` is how the
+    /// remote backend sends `A`, `None` when it cannot.
+    async fn perform<A: WriteAction>(
+        &self,
+        actor: Actor,
+        key: &OperationKey,
+        request: &A::Request,
+        remote: Option<SendRemotely<A>>,
+    ) -> Result<Outcome<A::Result>, KitchenError>
+    where
+        A::Request: Clone,
+    {
+        if let (Backend::Remote(_), None) = (&self.backend, remote) {
+            return Ok(Outcome::Refused(Refusal::NotSupportedByProvider {
+                action: A::ACTION,
+            }));
+        }
         let command = match A::validate(request) {
             Ok(command) => command,
             Err(violations) => return Ok(Outcome::Invalid { violations }),
         };
         let outcome = self
             .guarded(async {
-                match &self.backend {
-                    Backend::Local => self.engine.perform::<A>(actor, key, command).await,
-                    Backend::Remote(remote) => {
+                match (&self.backend, remote) {
+                    (Backend::Remote(backend), Some(send)) => {
                         // On its own task for the same reason as the local
                         // path: the write-ahead record, the dispatch and its
                         // settlement run to their end even if the caller
                         // goes away.
-                        let (remote, key, request) = (remote.clone(), key.clone(), request.clone());
-                        tokio::spawn(async move {
-                            remote.write::<A>(actor, &key, &request, command).await
-                        })
-                        .await
-                        .map_err(|e| KitchenError::Interrupted(e.to_string()))?
+                        let sent = send(
+                            (**backend).clone(),
+                            actor,
+                            key.clone(),
+                            request.clone(),
+                            command,
+                        );
+                        tokio::spawn(sent)
+                            .await
+                            .map_err(|e| KitchenError::Interrupted(e.to_string()))?
                     }
+                    _ => self.engine.perform::<A>(actor, key, command).await,
                 }
             })
             .await?;
@@ -407,11 +484,12 @@ impl Kitchen {
             .await
     }
 
-    /// A page of the tenant's tickets, newest first, optionally of one project.
+    /// A page of the tenant's tickets, newest first: those `filter` lets
+    /// through (of one project, carrying one label).
     pub async fn list_tickets(
         &self,
         tenant: TenantId,
-        project: Option<&ProjectId>,
+        filter: &TicketFilter,
         size: PageSize,
         cursor: Option<Cursor>,
     ) -> Result<TicketPage, KitchenError> {
@@ -419,7 +497,7 @@ impl Kitchen {
             .guarded(store::tickets::list(
                 &self.db,
                 tenant,
-                project,
+                filter,
                 cursor.map(Cursor::after),
                 size.get() + 1,
             ))
@@ -648,6 +726,28 @@ impl Kitchen {
         }
         Ok(caller)
     }
+}
+
+/// How the remote backend sends a write of action `A`: its write-ahead
+/// record, dispatch and settlement, as one task's work.
+type SendRemotely<A> =
+    fn(
+        Remote,
+        Actor,
+        OperationKey,
+        <A as WriteAction>::Request,
+        <A as WriteAction>::Command,
+    ) -> BoxFuture<'static, Result<Outcome<<A as WriteAction>::Result>, KitchenError>>;
+
+/// [`SendRemotely`] for an action that reaches a provider.
+fn send_remotely<A: RemoteAction>(
+    remote: Remote,
+    actor: Actor,
+    key: OperationKey,
+    request: A::Request,
+    command: A::Command,
+) -> BoxFuture<'static, Result<Outcome<A::Result>, KitchenError>> {
+    Box::pin(async move { remote.write::<A>(actor, &key, &request, command).await })
 }
 
 /// The cache key of an identity: a digest of its parts, length-prefixed so

@@ -80,6 +80,7 @@ mod sweep;
 pub mod testing;
 mod write;
 
+pub use backend::reaches_provider;
 pub use clock::Clock;
 pub use config::ReplayCacheConfig;
 pub use config::{
@@ -101,12 +102,14 @@ pub use domain::history::{HistoryEntry, HistoryPage};
 pub use domain::identity::{
     Issuer, MAX_ISSUER_LEN, MAX_SUBJECT_CHARS, OAuthIdentity, Subject, TenantVia,
 };
+pub use domain::label::{LABEL_PATTERN, Label, Labels, MAX_LABEL_CHARS, MAX_LABELS_PER_TICKET};
+pub use domain::label_change::{LabelChange, LabelDraft};
 pub use domain::lifecycle::KeyPhase;
 pub use domain::operation::{
     KeyError, MAX_KEY_LEN, MIN_KEY_LEN, OperationKey, OperationRecord, OperationRef,
     OperationState, ResultSnapshot,
 };
-pub use domain::page::{Cursor, PageSize, TicketPage};
+pub use domain::page::{Cursor, PageSize, TicketFilter, TicketPage};
 pub use domain::patch::{Setting, TicketEdit, TicketPatch, TicketUpdate};
 pub use domain::precondition::TicketAt;
 pub use domain::scope::{Scope, Scopes};

@@ -8,6 +8,7 @@
 use std::time::Duration;
 
 use crate::KitchenError;
+use crate::domain::action::Action;
 use crate::domain::effect::{AttemptKind, AttemptResult, EffectAttempt, OperationStatus};
 use crate::domain::operation::{OperationRecord, OperationRef, OperationState, ResultSnapshot};
 use crate::domain::status::TicketStatus;
@@ -120,6 +121,22 @@ pub enum Refusal {
     NotAtProvider {
         /// The id the caller sent.
         ticket_id: TicketId,
+    },
+    /// The ticket already carries as many labels as a ticket may
+    /// ([`MAX_LABELS_PER_TICKET`](crate::MAX_LABELS_PER_TICKET)): remove
+    /// one first.
+    LabelLimitReached {
+        /// The ticket labelled.
+        ticket_id: TicketId,
+        /// How many labels a ticket may carry.
+        limit: usize,
+    },
+    /// (Remote backend.) The action has no counterpart at the provider (it
+    /// implements no `RemoteAction`), so this deployment cannot do it.
+    /// Refused before anything is read or written; the key stays unused.
+    NotSupportedByProvider {
+        /// The action asked for.
+        action: Action,
     },
 }
 

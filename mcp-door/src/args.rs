@@ -25,8 +25,8 @@ use std::borrow::Cow;
 use std::marker::PhantomData;
 
 use kitchen::{
-    FieldViolation, MAX_ASSIGNEE_CHARS, MAX_COMMENT_CHARS, MAX_DESCRIPTION_CHARS, MAX_KEY_LEN,
-    MAX_REASON_CHARS, MAX_TITLE_CHARS, MIN_KEY_LEN, PageSize, TicketDraft,
+    FieldViolation, LABEL_PATTERN, MAX_ASSIGNEE_CHARS, MAX_COMMENT_CHARS, MAX_DESCRIPTION_CHARS,
+    MAX_KEY_LEN, MAX_REASON_CHARS, MAX_TITLE_CHARS, MIN_KEY_LEN, PageSize, TicketDraft,
 };
 use rmcp::ErrorData as McpError;
 use rmcp::handler::server::tool::schema_for_input;
@@ -423,6 +423,25 @@ pub(crate) struct AddCommentArgs {
 
 impl ToolArgs for AddCommentArgs {}
 
+/// `add_label` and `remove_label` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(crate) struct LabelArgs {
+    /// The ticket.
+    #[schemars(required, description = contract::TICKET_ID_ARG)]
+    pub(crate) ticket_id: Option<String>,
+    /// The label.
+    #[schemars(required, description = contract::LABEL_ARG, regex(pattern = LABEL_PATTERN))]
+    pub(crate) label: Option<String>,
+    /// The version the caller expects, as in `update_ticket`.
+    #[schemars(description = contract::EXPECTED_VERSION_ARG, range(min = 1))]
+    pub(crate) expected_version: Option<i64>,
+    /// The operation id.
+    #[schemars(required, description = contract::OPERATION_ID_ARG, length(min = MIN_KEY_LEN, max = MAX_KEY_LEN))]
+    pub(crate) operation_id: Option<String>,
+}
+
+impl ToolArgs for LabelArgs {}
+
 /// `get_operation_status` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub(crate) struct OperationStatusArgs {
@@ -452,6 +471,9 @@ pub(crate) struct ListTicketsArgs {
     /// Only tickets of this project.
     #[schemars(description = contract::PROJECT_ID_ARG, regex(pattern = PROJECT_ID_PATTERN))]
     pub(crate) project_id: Option<String>,
+    /// Only tickets carrying this label.
+    #[schemars(description = contract::LABEL_FILTER_ARG, regex(pattern = LABEL_PATTERN))]
+    pub(crate) label: Option<String>,
     /// Page size.
     #[schemars(range(min = 1, max = PageSize::MAX), extend("default" = PageSize::DEFAULT.get()))]
     // Wider than a page size can be, so that -1 or 1e12 reach the range
@@ -673,6 +695,7 @@ mod tests {
         holds::<UpdateTicketArgs>();
         holds::<TransitionTicketArgs>();
         holds::<AddCommentArgs>();
+        holds::<LabelArgs>();
         holds::<OperationStatusArgs>();
         holds::<GetTicketArgs>();
         holds::<ListTicketsArgs>();

@@ -91,6 +91,14 @@ returns the first result and moves nothing again.";
 pub const ADD_COMMENT: &str = "Add a comment to a ticket. operation_id works as in create_ticket: \
 a retry returns the original comment instead of adding a second one.";
 
+/// `add_label`.
+pub const ADD_LABEL: &str = "Put a label on a ticket (at most 20); one it has changes nothing. \
+operation_id works as in create_ticket.";
+
+/// `remove_label`.
+pub const REMOVE_LABEL: &str = "Take a label off a ticket; one it lacks changes nothing. \
+operation_id works as in create_ticket.";
+
 /// `get_operation_status`.
 pub const GET_OPERATION_STATUS: &str = "Find out what happened to a write call, by its \
 operation_id and the tool it was sent to. Returns the result if it happened. If nothing was \
@@ -126,6 +134,12 @@ pub const ACTION_ARG: &str = "The tool that call was sent to (default create_tic
 pub const PROJECT_ID_ARG: &str =
     "Project slug such as billing-api. Taken from the user's request or an earlier ticket.";
 
+/// The `label` argument of `add_label` and `remove_label`.
+pub const LABEL_ARG: &str = "Such as needs-triage.";
+
+/// The `label` argument of `list_tickets`.
+pub const LABEL_FILTER_ARG: &str = "Only tickets carrying this label, such as needs-triage: lowercase letters, digits and hyphens.";
+
 /// The `ticket_id` argument.
 pub const TICKET_ID_ARG: &str = "Taken from a create_ticket or list_tickets result.";
 
@@ -145,7 +159,7 @@ pub const ASSIGNEE_ARG: &str = "Who works on it; null unassigns.";
 
 /// How the server introduces itself to a model.
 pub const INSTRUCTIONS: &str = "Retry-safe tickets. Every write (create_ticket, update_ticket, \
-transition_ticket, add_comment) carries an operation_id you invent (a UUID) for the effect you \
+transition_ticket, add_comment, add_label, remove_label) carries an operation_id you invent (a UUID) for the effect you \
 intend. After an error, timeout or lost reply, retry with the same operation_id and arguments: you \
 get the original result back, never a duplicate. When unsure whether a write happened, call \
 get_operation_status.";
@@ -274,6 +288,26 @@ pub(crate) fn not_at_provider(action: Action) -> String {
         "This ticket was made before this service kept its tickets in an external ticket \
          provider: it exists only here, so it cannot be changed there. {nothing} and the \
          operation_id was not used; retrying will not help."
+    )
+}
+
+/// A label added to a ticket that carries as many as it may.
+pub(crate) fn label_limit_reached(limit: usize) -> String {
+    format!(
+        "Nothing was changed and the operation_id was not used: the ticket already carries \
+         {limit} labels, as many as a ticket may. Remove one with remove_label first, then call \
+         again."
+    )
+}
+
+/// A write the provider has no counterpart for, on a deployment that keeps
+/// its tickets in a provider.
+pub(crate) fn not_supported_by_provider(action: Action) -> String {
+    let nothing = words(action).nothing;
+    format!(
+        "This service keeps its tickets in an external ticket provider, which has nothing like \
+         {action}, so it cannot be done here. {nothing} and the operation_id was not used; \
+         retrying will not help."
     )
 }
 

@@ -123,9 +123,17 @@ fn said<T>(action: Action, outcome: Outcome<T>) -> Said<T> {
                     "transition_not_allowed",
                     contract::transition_not_allowed(*from, allowed),
                 ),
+                Refusal::LabelLimitReached {
+                    ticket_id: _,
+                    limit,
+                } => ("label_limit_reached", contract::label_limit_reached(*limit)),
                 Refusal::NotAtProvider { ticket_id: _ } => {
                     ("not_at_provider", contract::not_at_provider(action))
                 }
+                Refusal::NotSupportedByProvider { action: _ } => (
+                    "not_supported_by_provider",
+                    contract::not_supported_by_provider(action),
+                ),
             };
             Said {
                 refusal: Some(refusal),
@@ -245,9 +253,13 @@ pub(crate) fn ticket_write_result(
             Some(from.as_str().into()),
             Some(allowed.iter().map(|s| s.as_str().into()).collect()),
         ),
-        Some(Refusal::TicketNotFound { .. } | Refusal::NotAtProvider { .. }) | None => {
-            (None, None, None)
-        }
+        Some(
+            Refusal::TicketNotFound { .. }
+            | Refusal::LabelLimitReached { .. }
+            | Refusal::NotAtProvider { .. }
+            | Refusal::NotSupportedByProvider { .. },
+        )
+        | None => (None, None, None),
     };
     Ok(answer(
         said.is_error,
@@ -284,7 +296,13 @@ pub(crate) fn comment_write_result(
             expected: _,
             current,
         }) => Some(current.get()),
-        Some(Refusal::TicketNotFound { .. } | Refusal::NotAtProvider { .. }) | None => None,
+        Some(
+            Refusal::TicketNotFound { .. }
+            | Refusal::LabelLimitReached { .. }
+            | Refusal::NotAtProvider { .. }
+            | Refusal::NotSupportedByProvider { .. },
+        )
+        | None => None,
     };
     Ok(answer(
         said.is_error,

@@ -3,8 +3,8 @@
 //! and never takes an operation_id.
 
 use kitchen::{
-    Action, Comment, FieldViolation, KeyPhase, KitchenError, OperationKey, ProjectId, Ticket,
-    TicketDraft, TicketId,
+    Action, Comment, FieldViolation, KeyPhase, KitchenError, OperationKey, Ticket, TicketDraft,
+    TicketFilter, TicketId,
 };
 use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
@@ -243,14 +243,7 @@ impl TicketTools {
             let who = self.caller(tool_needs("list_tickets"), &ctx)?;
             let Read { args, problems } = args.read()?;
             let mut violations = Vec::new();
-            let project = args
-                .project_id
-                .map(ProjectId::parse)
-                .transpose()
-                .unwrap_or_else(|v| {
-                    violations.push(v);
-                    None
-                });
+            let filter = TicketFilter::parse(args.project_id, args.label, &mut violations);
             let (size, cursor) = page(args.limit, args.cursor, &mut violations);
             let violations = merge(problems, violations);
             if !violations.is_empty() {
@@ -258,7 +251,7 @@ impl TicketTools {
             }
             let page = self
                 .kitchen
-                .list_tickets(who.tenant.id, project.as_ref(), size, cursor)
+                .list_tickets(who.tenant.id, &filter, size, cursor)
                 .await
                 .map_err(unexpected)?;
             Ok(structured(&TicketListResult {

@@ -65,6 +65,8 @@ pub struct TicketOut {
     pub created_at: String,
     /// When it last changed (RFC 3339), or null if it never did.
     pub updated_at: Option<String>,
+    /// Its labels, alphabetical; empty when it has none.
+    pub labels: Vec<String>,
 }
 
 impl From<&Ticket> for TicketOut {
@@ -80,6 +82,12 @@ impl From<&Ticket> for TicketOut {
             version: t.version.get(),
             created_at: rfc3339(t.created_at),
             updated_at: t.updated_at.map(rfc3339),
+            labels: t
+                .labels
+                .as_slice()
+                .iter()
+                .map(|l| l.as_str().into())
+                .collect(),
         }
     }
 }
@@ -191,12 +199,14 @@ impl From<&OperationRef> for OriginalOperation {
     }
 }
 
-/// What `update_ticket` and `transition_ticket` answer.
+/// What `update_ticket`, `transition_ticket`, `add_label` and
+/// `remove_label` answer.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct TicketWriteResult {
     /// updated, replayed, expired, conflict, invalid, not_found, version_mismatch,
-    /// transition_not_allowed (transition_ticket), in_progress, and
-    /// where tickets are kept in a provider not_at_provider, not_created or unknown.
+    /// transition_not_allowed (transition_ticket), label_limit_reached (add_label), in_progress,
+    /// and where tickets are kept in a provider not_at_provider, not_supported_by_provider
+    /// (add_label, remove_label), not_created or unknown.
     #[schemars(extend("enum" = [
         "updated",
         "replayed",
@@ -206,8 +216,10 @@ pub struct TicketWriteResult {
         "not_found",
         "version_mismatch",
         "transition_not_allowed",
+        "label_limit_reached",
         "in_progress",
         "not_at_provider",
+        "not_supported_by_provider",
         "not_created",
         "unknown"
     ]))]

@@ -103,7 +103,9 @@ impl TicketTools {
             + Self::create_ticket_tool()
             + Self::update_ticket_tool()
             + Self::transition_ticket_tool()
-            + Self::add_comment_tool();
+            + Self::add_comment_tool()
+            + Self::add_label_tool()
+            + Self::remove_label_tool();
         for (name, route) in &mut router.map {
             // A model reads every input schema on every turn, and MCP
             // already says a schema without `$schema` is JSON Schema

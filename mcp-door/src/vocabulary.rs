@@ -79,7 +79,10 @@ pub(crate) fn words(action: Action) -> &'static Words {
             makes_its_ticket: true,
             result: ResultShape::NewTicket,
         },
-        Action::UpdateTicket | Action::TransitionTicket => &CHANGE,
+        Action::UpdateTicket
+        | Action::TransitionTicket
+        | Action::AddLabel
+        | Action::RemoveLabel => &CHANGE,
         Action::AddComment => &Words {
             thing: "comment",
             made: "added",

@@ -19,8 +19,11 @@ const DESCRIPTION_BUDGET: usize = 90;
 
 /// Most tokens (o200k) the whole listing may take: every tool's name,
 /// description and input schema together, which a model carries in its
-/// context on every turn whether it calls a tool or not.
-const LISTING_BUDGET: usize = 1_500;
+/// context on every turn whether it calls a tool or not. 1,500 held nine
+/// tools; `list_tickets`' label filter and `add_label` and `remove_label`
+/// (about 165 each, the label pattern included) took it to 1,880 for
+/// eleven. A new tool earns its tokens here, in review.
+const LISTING_BUDGET: usize = 1_900;
 
 /// Arguments that hold identifiers.
 fn is_identifier(name: &str) -> bool {

@@ -87,9 +87,19 @@ pub enum RestError {
         /// Where it may go from `from`.
         allowed: &'static [TicketStatus],
     },
+    /// The ticket carries as many labels as a ticket may.
+    LabelLimitReached {
+        /// The ticket.
+        ticket: TicketId,
+        /// How many a ticket may carry.
+        limit: usize,
+    },
     /// The ticket has no copy at the provider this deployment keeps its
     /// tickets in (it was made before): a change has nowhere to go.
     NotAtProvider(TicketId),
+    /// This deployment keeps its tickets in a provider that has no
+    /// counterpart for the write.
+    NotSupportedByProvider(Action),
     /// The ticket provider refused the write; its words.
     ProviderRejected {
         /// The write refused.
@@ -187,7 +197,12 @@ impl RestError {
             Refusal::TransitionNotAllowed { from, to, allowed } => {
                 Self::TransitionNotAllowed { from, to, allowed }
             }
+            Refusal::LabelLimitReached { ticket_id, limit } => Self::LabelLimitReached {
+                ticket: ticket_id,
+                limit,
+            },
             Refusal::NotAtProvider { ticket_id } => Self::NotAtProvider(ticket_id),
+            Refusal::NotSupportedByProvider { action } => Self::NotSupportedByProvider(action),
         }
     }
 
@@ -207,7 +222,9 @@ impl RestError {
             Self::Validation(_) => ProblemKind::VALIDATION_FAILED,
             Self::VersionMismatch { .. } => ProblemKind::VERSION_MISMATCH,
             Self::TransitionNotAllowed { .. } => ProblemKind::TRANSITION_NOT_ALLOWED,
+            Self::LabelLimitReached { .. } => ProblemKind::LABEL_LIMIT_REACHED,
             Self::NotAtProvider(_) => ProblemKind::TICKET_NOT_AT_PROVIDER,
+            Self::NotSupportedByProvider(_) => ProblemKind::NOT_SUPPORTED_BY_PROVIDER,
             Self::ProviderRejected { .. } => ProblemKind::PROVIDER_REJECTED,
             Self::ProviderUnavailable { .. } => ProblemKind::PROVIDER_UNAVAILABLE,
             Self::MalformedJson { .. } => ProblemKind::MALFORMED_JSON,
@@ -241,7 +258,11 @@ impl RestError {
             Self::TransitionNotAllowed { .. } => {
                 ("refused", Some(ContractFailure::TransitionNotAllowed))
             }
+            Self::LabelLimitReached { .. } => ("refused", Some(ContractFailure::LabelLimitReached)),
             Self::NotAtProvider(_) => ("refused", Some(ContractFailure::TicketNotAtProvider)),
+            Self::NotSupportedByProvider(_) => {
+                ("refused", Some(ContractFailure::NotSupportedByProvider))
+            }
             // In a write, the only thing that can be missing is its ticket.
             Self::NotFound(_) => ("refused", Some(ContractFailure::TicketNotFound)),
             Self::ProviderRejected { .. } | Self::ProviderUnavailable { .. } => {
@@ -369,10 +390,20 @@ impl RestError {
                     .collect::<Vec<_>>()
                     .join(" or ")
             ),
+            Self::LabelLimitReached { ticket, limit } => format!(
+                "Ticket {ticket} already carries {limit} labels, as many as a ticket may. \
+                 Nothing was changed and the Idempotency-Key was not used up: remove a label \
+                 first (DELETE /v1/tickets/{ticket}/labels/{{label}}), then add this one again."
+            ),
             Self::NotAtProvider(ticket) => format!(
                 "Ticket {ticket} was made before this deployment kept its tickets in an external \
                  provider: it exists only in this service's own database, so a change to it has \
                  nowhere to go. Nothing was written and the Idempotency-Key was not used up."
+            ),
+            Self::NotSupportedByProvider(action) => format!(
+                "This deployment keeps its tickets in an external provider, which has nothing \
+                 like {action}: the service cannot do it here. Nothing was written and the \
+                 Idempotency-Key was not used up; waiting or retrying will not change this."
             ),
             Self::ProviderRejected { action, why } => {
                 let w = words(*action);

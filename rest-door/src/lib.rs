@@ -111,6 +111,8 @@ fn v1_routes() -> OpenApiRouter<DoorState> {
         .routes(routes!(routes::tickets::create, routes::tickets::list))
         .routes(routes!(routes::tickets::get, routes::tickets::update))
         .routes(routes!(routes::transitions::transition))
+        .routes(routes!(routes::labels::add))
+        .routes(routes!(routes::labels::remove))
         .routes(routes!(routes::comments::add, routes::comments::list))
         .routes(routes!(routes::comments::get))
         .routes(routes!(routes::history::list))

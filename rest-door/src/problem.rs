@@ -74,8 +74,12 @@ kinds! {
         "If-Match named a version the ticket is no longer at: someone changed it since you read it. `expected_version` is what you sent, `current_version` what it is now. Nothing was written and the key was not used: GET the ticket, decide again on what it says now, and send the change with its new ETag.";
     TRANSITION_NOT_ALLOWED = "transition-not-allowed", CONFLICT, "The ticket cannot move to that status",
         "The status machine does not allow this move from where the ticket is (staying put is not a move). `from` is its status, `to` where you asked to go, `allowed_moves` where it may go from here. Nothing was written and the key was not used; waiting does not help, so there is no Retry-After.";
+    LABEL_LIMIT_REACHED = "label-limit-reached", CONFLICT, "The ticket carries as many labels as it may",
+        "A ticket carries at most 20 labels, and this one has 20. Nothing was written and the key was not used: remove a label first, then add this one again (with the same key if you like).";
     TICKET_NOT_AT_PROVIDER = "ticket-not-at-provider", CONFLICT, "The ticket has no copy at the ticket provider",
         "This deployment keeps its tickets in an external provider, and this ticket was made before it did: it exists only in this service's own database, so a change to it has nowhere to go. Nothing was written and the key was not used.";
+    NOT_SUPPORTED_BY_PROVIDER = "not-supported-by-provider", CONFLICT, "The ticket provider cannot do this write",
+        "This deployment keeps its tickets in an external provider, and the write asked for (detail names it) has no counterpart there. Nothing was read or written and the key was not used; waiting or retrying will not change this.";
     PROVIDER_REJECTED = "provider-rejected", UNPROCESSABLE_ENTITY, "The ticket provider refused the write",
         "The system that keeps the tickets refused this write on its merits (its words are in detail: an invalid field, a ticket it does not have, another version, a move its workflow forbids). Nothing was written and the key was not used up: correct the request, or read the ticket again, and send it again, with the same key if you like.";
     PROVIDER_UNAVAILABLE = "provider-unavailable", SERVICE_UNAVAILABLE, "The ticket provider could not be reached",

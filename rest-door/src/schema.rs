@@ -8,9 +8,9 @@
 use std::collections::BTreeMap;
 
 use kitchen::{
-    Action, Comment, CommentPage, HistoryEntry, HistoryPage, MAX_ASSIGNEE_CHARS, MAX_COMMENT_CHARS,
-    MAX_DESCRIPTION_CHARS, MAX_REASON_CHARS, MAX_TITLE_CHARS, PageSize, Priority, Ticket,
-    TicketDraft, TicketStatus,
+    Action, Comment, CommentPage, HistoryEntry, HistoryPage, LABEL_PATTERN, MAX_ASSIGNEE_CHARS,
+    MAX_COMMENT_CHARS, MAX_DESCRIPTION_CHARS, MAX_LABEL_CHARS, MAX_LABELS_PER_TICKET,
+    MAX_REASON_CHARS, MAX_TITLE_CHARS, PageSize, Priority, Ticket, TicketDraft, TicketStatus,
 };
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -320,6 +320,31 @@ pub(crate) struct TicketBody {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(format = DateTime)]
     updated_at: Option<String>,
+    /// Its labels, alphabetical; absent when it has none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schema(schema_with = labels_schema)]
+    labels: Vec<String>,
+}
+
+/// A ticket's labels as answered.
+fn labels_schema() -> ArrayBuilder {
+    ArrayBuilder::new()
+        .items(label_schema())
+        .max_items(Some(MAX_LABELS_PER_TICKET))
+        .unique_items(true)
+        .description(Some("Its labels, alphabetical; absent when it has none."))
+}
+
+/// One label, as sent and answered.
+pub(crate) fn label_schema() -> Object {
+    string(format!(
+        "A label: 1 to {MAX_LABEL_CHARS} of lowercase `a`-`z`, digits and `-`."
+    ))
+    .min_length(Some(1))
+    .max_length(Some(MAX_LABEL_CHARS))
+    .pattern(Some(LABEL_PATTERN))
+    .examples(["billing"])
+    .build()
 }
 
 impl From<Ticket> for TicketBody {
@@ -336,6 +361,12 @@ impl From<Ticket> for TicketBody {
             assignee: t.assignee.map(|a| a.as_str().into()),
             version: t.version.get(),
             updated_at: t.updated_at.map(links::rfc3339),
+            labels: t
+                .labels
+                .as_slice()
+                .iter()
+                .map(|l| l.as_str().into())
+                .collect(),
         }
     }
 }

@@ -23,8 +23,12 @@ pub enum ContractFailure {
     VersionMismatch,
     /// A move the status machine does not allow.
     TransitionNotAllowed,
+    /// A label added to a ticket that carries as many as it may.
+    LabelLimitReached,
     /// (Remote backend.) A change to a ticket kept only in this database.
     TicketNotAtProvider,
+    /// (Remote backend.) An action the provider has no counterpart for.
+    NotSupportedByProvider,
     /// No credentials, or credentials that are not valid.
     Unauthenticated,
     /// Valid credentials without the scope the write needs.
@@ -33,7 +37,7 @@ pub enum ContractFailure {
 
 impl ContractFailure {
     /// Every kind, in the order the README lists them.
-    pub const ALL: [Self; 10] = [
+    pub const ALL: [Self; 12] = [
         Self::IdempotencyKeyMissing,
         Self::IdempotencyKeyMalformed,
         Self::IdempotencyKeyReused,
@@ -41,7 +45,9 @@ impl ContractFailure {
         Self::TicketNotFound,
         Self::VersionMismatch,
         Self::TransitionNotAllowed,
+        Self::LabelLimitReached,
         Self::TicketNotAtProvider,
+        Self::NotSupportedByProvider,
         Self::Unauthenticated,
         Self::InsufficientScope,
     ];
@@ -56,7 +62,9 @@ impl ContractFailure {
             Self::TicketNotFound => "ticket_not_found",
             Self::VersionMismatch => "version_mismatch",
             Self::TransitionNotAllowed => "transition_not_allowed",
+            Self::LabelLimitReached => "label_limit_reached",
             Self::TicketNotAtProvider => "ticket_not_at_provider",
+            Self::NotSupportedByProvider => "not_supported_by_provider",
             Self::Unauthenticated => "unauthenticated",
             Self::InsufficientScope => "insufficient_scope",
         }
@@ -84,7 +92,9 @@ impl ContractFailure {
             Refusal::TicketNotFound { .. } => Self::TicketNotFound,
             Refusal::VersionMismatch { .. } => Self::VersionMismatch,
             Refusal::TransitionNotAllowed { .. } => Self::TransitionNotAllowed,
+            Refusal::LabelLimitReached { .. } => Self::LabelLimitReached,
             Refusal::NotAtProvider { .. } => Self::TicketNotAtProvider,
+            Refusal::NotSupportedByProvider { .. } => Self::NotSupportedByProvider,
         }
     }
 }

@@ -239,7 +239,15 @@ async def lifecycle(era):
         action_enum = tools["get_operation_status"].input_schema["properties"]["action"]["enum"]
         check(
             f"{tag} get_operation_status takes an action",
-            action_enum == ["create_ticket", "update_ticket", "transition_ticket", "add_comment"],
+            action_enum
+            == [
+                "create_ticket",
+                "update_ticket",
+                "transition_ticket",
+                "add_comment",
+                "add_label",
+                "remove_label",
+            ],
             str(action_enum),
         )
 

@@ -141,7 +141,7 @@ impl Intent {
     pub(crate) fn subject(&self) -> Option<&str> {
         match &self.ground {
             Ground::Project(_) => None,
-            Ground::Versions(ticket) | Ground::Comments(ticket) => Some(ticket),
+            Ground::Versions { ticket, .. } | Ground::Comments(ticket) => Some(ticket),
         }
     }
 }
@@ -151,8 +151,13 @@ enum Ground {
     /// The tickets of a project made up for the check.
     Project(String),
     /// A ticket made for the check: its history entries of the action, one
-    /// per version past the first.
-    Versions(String),
+    /// per version past `from` (the version the check found it at).
+    Versions {
+        /// The ticket.
+        ticket: String,
+        /// Its version before the check's first write.
+        from: i64,
+    },
     /// A ticket made for the check: its comments, one history entry each.
     Comments(String),
 }
@@ -260,6 +265,14 @@ impl<'a> Checks<'a> {
         self.write(door, key, write).await
     }
 
+    /// The version of `ticket`, as the server shows it.
+    pub(crate) async fn version_of(&self, ticket: &str) -> Result<i64, String> {
+        self.caller
+            .version(&self.target.base_url, &self.target.token, ticket)
+            .await
+            .map_err(|e| format!("cannot read the ticket's version: {e}"))
+    }
+
     /// The provider's id of `ticket` (remote backend), as the server shows it.
     pub(crate) async fn provider_ticket_id(&self, ticket: &str) -> Result<Option<String>, String> {
         self.caller
@@ -321,7 +334,10 @@ impl<'a> Checks<'a> {
                 Intent {
                     write: edit(format!("{} (edited)", ticket.title)),
                     changed: edit(format!("{} (edited otherwise)", ticket.title)),
-                    ground: Ground::Versions(ticket_id),
+                    ground: Ground::Versions {
+                        ticket: ticket_id,
+                        from: Version::FIRST.get(),
+                    },
                 }
             }
             Action::TransitionTicket => {
@@ -334,7 +350,10 @@ impl<'a> Checks<'a> {
                 Intent {
                     write: to(TicketStatus::InProgress),
                     changed: to(TicketStatus::Resolved),
-                    ground: Ground::Versions(ticket_id),
+                    ground: Ground::Versions {
+                        ticket: ticket_id,
+                        from: Version::FIRST.get(),
+                    },
                 }
             }
             Action::AddComment => {
@@ -349,13 +368,61 @@ impl<'a> Checks<'a> {
                     ground: Ground::Comments(ticket_id),
                 }
             }
+            Action::AddLabel => {
+                let ticket_id = self.subject(action, &ticket).await?;
+                let label = |label: &str| Write::AddLabel {
+                    ticket_id: ticket_id.clone(),
+                    label: label.into(),
+                };
+                Intent {
+                    write: label("double-fire"),
+                    changed: label("double-fire-changed"),
+                    ground: Ground::Versions {
+                        ticket: ticket_id.clone(),
+                        from: Version::FIRST.get(),
+                    },
+                }
+            }
+            Action::RemoveLabel => {
+                // Both labels are on the ticket first (two versions, made
+                // with keys of their own), so that either request, had the
+                // key not stopped it, would change the ticket once more.
+                let ticket_id = self.subject(action, &ticket).await?;
+                for label in ["double-fire", "double-fire-changed"] {
+                    let add = Write::AddLabel {
+                        ticket_id: ticket_id.clone(),
+                        label: label.into(),
+                    };
+                    match self.write_on(Door::Rest, &self.key(), &add).await {
+                        Answer::Created { .. } => {}
+                        other => {
+                            return Err(format!(
+                                "could not label the ticket to {action} on: {}",
+                                short(&other)
+                            ));
+                        }
+                    }
+                }
+                let unlabel = |label: &str| Write::RemoveLabel {
+                    ticket_id: ticket_id.clone(),
+                    label: label.into(),
+                };
+                Intent {
+                    write: unlabel("double-fire"),
+                    changed: unlabel("double-fire-changed"),
+                    ground: Ground::Versions {
+                        ticket: ticket_id.clone(),
+                        from: Version::FIRST.get() + 2,
+                    },
+                }
+            }
         };
         Ok(intent)
     }
 
     /// Makes `ticket` (over REST, with a key of its own) for a check of
     /// `action` to work on; its id.
-    async fn subject(&self, action: Action, ticket: &Ticket) -> Result<String, String> {
+    pub(crate) async fn subject(&self, action: Action, ticket: &Ticket) -> Result<String, String> {
         match self.create(Door::Rest, Some(&self.key()), ticket).await {
             Answer::Created { id, .. } => Ok(id),
             other => Err(format!(
@@ -380,14 +447,14 @@ impl<'a> Checks<'a> {
                     .await
                     .map_err(|e| unreadable("server's tickets", e));
             }
-            Ground::Versions(ticket) => {
+            Ground::Versions { ticket, from } => {
                 let version = self
                     .caller
                     .version(base, token, ticket)
                     .await
                     .map_err(|e| unreadable("ticket's version", e))?;
-                // Only this action wrote to the ticket since it was made.
-                let edits = usize::try_from(version - Version::FIRST.get()).unwrap_or(usize::MAX);
+                // Only this action wrote to the ticket since `from`.
+                let edits = usize::try_from(version - from).unwrap_or(usize::MAX);
                 (ticket, (edits, format!("version {version}")))
             }
             Ground::Comments(ticket) => {

@@ -185,6 +185,20 @@ pub enum Write {
         /// The comment.
         body: String,
     },
+    /// `add_label`: `POST /v1/tickets/{id}/labels`.
+    AddLabel {
+        /// The ticket to label.
+        ticket_id: String,
+        /// The label.
+        label: String,
+    },
+    /// `remove_label`: `DELETE /v1/tickets/{id}/labels/{label}`.
+    RemoveLabel {
+        /// The ticket to take the label off.
+        ticket_id: String,
+        /// The label.
+        label: String,
+    },
 }
 
 impl Write {
@@ -195,6 +209,8 @@ impl Write {
             Write::Update { .. } => Action::UpdateTicket,
             Write::Transition { .. } => Action::TransitionTicket,
             Write::Comment { .. } => Action::AddComment,
+            Write::AddLabel { .. } => Action::AddLabel,
+            Write::RemoveLabel { .. } => Action::RemoveLabel,
         }
     }
 
@@ -237,6 +253,21 @@ impl Write {
                 JSON,
                 201,
             ),
+            Write::AddLabel { ticket_id, label } => (
+                Method::POST,
+                format!("/v1/tickets/{ticket_id}/labels"),
+                json!({"label": label}),
+                JSON,
+                200,
+            ),
+            // No body: the label is in the path.
+            Write::RemoveLabel { ticket_id, label } => (
+                Method::DELETE,
+                format!("/v1/tickets/{ticket_id}/labels/{label}"),
+                Value::Null,
+                JSON,
+                200,
+            ),
         }
     }
 
@@ -261,6 +292,9 @@ impl Write {
                 reason,
             } => with_reason(json!({"ticket_id": ticket_id, "to": to}), reason),
             Write::Comment { ticket_id, body } => json!({"ticket_id": ticket_id, "body": body}),
+            Write::AddLabel { ticket_id, label } | Write::RemoveLabel { ticket_id, label } => {
+                json!({"ticket_id": ticket_id, "label": label})
+            }
         }
     }
 
@@ -268,7 +302,11 @@ impl Write {
     fn mcp_resource(&self) -> &'static str {
         match self.action() {
             Action::AddComment => "comment",
-            Action::CreateTicket | Action::UpdateTicket | Action::TransitionTicket => "ticket",
+            Action::CreateTicket
+            | Action::UpdateTicket
+            | Action::TransitionTicket
+            | Action::AddLabel
+            | Action::RemoveLabel => "ticket",
         }
     }
 }
@@ -345,9 +383,12 @@ impl Caller {
         let mut request = self
             .http
             .request(method, format!("{base}{path}"))
-            .bearer_auth(token)
-            .header("Content-Type", content_type)
-            .body(body.to_string());
+            .bearer_auth(token);
+        if !body.is_null() {
+            request = request
+                .header("Content-Type", content_type)
+                .body(body.to_string());
+        }
         if let Some(key) = key {
             request = request.header("Idempotency-Key", key);
         }

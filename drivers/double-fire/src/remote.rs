@@ -94,13 +94,15 @@ struct Aim {
 }
 
 impl Aim {
-    /// The simulator's request kind this write arrives as.
-    fn fault_on(&self) -> FaultOn {
+    /// The simulator's request kind this write arrives as; none for an
+    /// action the provider has nothing like (it never arrives).
+    fn fault_on(&self) -> Option<FaultOn> {
         match self.action {
-            Action::CreateTicket => FaultOn::Create,
-            Action::UpdateTicket => FaultOn::Update,
-            Action::TransitionTicket => FaultOn::Transition,
-            Action::AddComment => FaultOn::Comment,
+            Action::CreateTicket => Some(FaultOn::Create),
+            Action::UpdateTicket => Some(FaultOn::Update),
+            Action::TransitionTicket => Some(FaultOn::Transition),
+            Action::AddComment => Some(FaultOn::Comment),
+            Action::AddLabel | Action::RemoveLabel => None,
         }
     }
 
@@ -121,6 +123,8 @@ impl Aim {
                 .provider_ticket
                 .as_deref()
                 .map_or(0, |id| counts.comments_on_ticket(id)),
+            // The provider keeps no labels.
+            Action::AddLabel | Action::RemoveLabel => 0,
         }
     }
 
@@ -144,7 +148,46 @@ impl Aim {
                 ticket_id: ticket_id.clone(),
                 body: body.clone(),
             },
+            Write::AddLabel { ticket_id, label } => Write::AddLabel {
+                ticket_id: ticket_id.clone(),
+                label: format!("{label}-again"),
+            },
+            Write::RemoveLabel { ticket_id, label } => Write::RemoveLabel {
+                ticket_id: ticket_id.clone(),
+                label: format!("{label}-again"),
+            },
         }
+    }
+}
+
+/// The plainest write of `action` on `ticket_id` (made from `ticket`), with
+/// nothing prepared for it.
+fn plain_write(action: Action, ticket: &Ticket, ticket_id: &str) -> Write {
+    let ticket_id = ticket_id.to_owned();
+    match action {
+        Action::CreateTicket => Write::Create(ticket.clone()),
+        Action::UpdateTicket => Write::Update {
+            ticket_id,
+            title: format!("{} (edited)", ticket.title),
+            expected_version: None,
+        },
+        Action::TransitionTicket => Write::Transition {
+            ticket_id,
+            to: kitchen::TicketStatus::InProgress.as_str().into(),
+            reason: None,
+        },
+        Action::AddComment => Write::Comment {
+            ticket_id,
+            body: ticket.title.clone(),
+        },
+        Action::AddLabel => Write::AddLabel {
+            ticket_id,
+            label: "double-fire".into(),
+        },
+        Action::RemoveLabel => Write::RemoveLabel {
+            ticket_id,
+            label: "double-fire".into(),
+        },
     }
 }
 
@@ -172,6 +215,14 @@ impl<'a> RemoteChecks<'a> {
     async fn for_action(&self, action: Action) -> Vec<CheckResult> {
         let wants = |number: u8| self.checks.wants(number);
         let mut results = Vec::new();
+        if !kitchen::reaches_provider(action) {
+            if wants(10) {
+                for door in Door::BOTH {
+                    results.push(self.refused_without_provider(action, door).await);
+                }
+            }
+            return results;
+        }
         if wants(10) {
             for door in Door::BOTH {
                 results.push(self.new_requests(action, door).await);
@@ -331,8 +382,11 @@ impl<'a> RemoteChecks<'a> {
     /// Schedules `fault` for the next request of the aim's kind on its
     /// ticket (matched by the unique project id in the ticket's title).
     async fn fault_on(&self, aim: &Aim, fault: Fault) -> Result<(), String> {
+        let Some(on) = aim.fault_on() else {
+            return Err(format!("{} never reaches the provider", aim.action));
+        };
         self.sim
-            .add_fault(&FaultRule::on(aim.fault_on(), fault).title_contains(&aim.ticket.project_id))
+            .add_fault(&FaultRule::on(on, fault).title_contains(&aim.ticket.project_id))
             .await
             .map_err(|e| format!("cannot set the fault: {e}"))
     }
@@ -359,6 +413,45 @@ impl<'a> RemoteChecks<'a> {
             short(&second)
         );
         self.judge(10, &aim, 2, ok, detail).await
+    }
+
+    /// Check 10 for an action the provider has nothing like: it is refused
+    /// before anything is written, the key is not used up (the same key is
+    /// refused the same way again), and the ticket is left as it was.
+    async fn refused_without_provider(&self, action: Action, door: Door) -> CheckResult {
+        let slug = "refused-without-provider";
+        let name = Self::name(action, slug, door);
+        let ticket = self.checks.ticket(&name);
+        let ticket_id = match self.checks.subject(action, &ticket).await {
+            Ok(id) => id,
+            Err(why) => return broken(10, action, door, slug, why),
+        };
+        let write = plain_write(action, &ticket, &ticket_id);
+        let key = self.checks.key();
+        let first = self.write(door, &key, &write).await;
+        let again = self.write(door, &key, &write).await;
+        let refusal = match door {
+            Door::Rest => "409 not-supported-by-provider",
+            Door::Mcp => "not_supported_by_provider",
+        };
+        let refused = |answer: &Answer| *answer == Answer::Refused(refusal.into());
+        let version = self.checks.version_of(&ticket_id).await;
+        let untouched = version == Ok(kitchen::Version::FIRST.get());
+        let detail = format!(
+            "first: {}, same key again: {}, the ticket's version after: {version:?}",
+            short(&first),
+            short(&again)
+        );
+        let seen = Seen {
+            effects: Vec::new(),
+            intended: 0,
+        };
+        Checks::judge(
+            CheckId::of(10, name, action),
+            Ok(seen),
+            refused(&first) && refused(&again) && untouched,
+            detail,
+        )
     }
 
     /// Checks 11 to 13: the fault hits the first dispatch; the first answer

@@ -118,7 +118,7 @@ async fn add(
     let entry = write.history(ticket.id, changes, ticket.version);
     store::history::append(tx, write.tenant(), &entry).await?;
     Ok(Applied {
-        ticket: ticket.id,
+        ticket: Some(ticket.id),
         result: comment,
     })
 }

@@ -98,7 +98,7 @@ fn plan(command: &NewTicket, write: &WriteContext, provider_id: Option<&str>) ->
     };
     let history = write.history(ticket.id, created(&ticket), ticket.version);
     Planned {
-        ticket: ticket.id,
+        ticket: Some(ticket.id),
         rows: vec![NewRow::Ticket(ticket.clone()), NewRow::History(history)],
         result: ticket,
     }

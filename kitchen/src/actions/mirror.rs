@@ -66,7 +66,7 @@ pub(crate) async fn mirror_change(
         store::history::append(tx, write.tenant(), &entry).await?;
     }
     Ok(Ok(Applied {
-        ticket: ticket_id,
+        ticket: Some(ticket_id),
         result: after,
     }))
 }

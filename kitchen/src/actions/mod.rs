@@ -6,9 +6,11 @@
 //! [`WriteAction`]: crate::write::WriteAction
 
 pub(crate) mod add_comment;
+pub(crate) mod add_label;
 pub(crate) mod create_ticket;
 mod mirror;
 mod precondition;
+pub(crate) mod remove_label;
 pub(crate) mod transition_ticket;
 pub(crate) mod update_ticket;
 
@@ -21,7 +23,8 @@ use crate::domain::ticket::{Ticket, TicketId};
 use crate::store::{self, Db};
 use crate::write::WriteResult;
 
-/// Create, update and transition answer with the ticket.
+/// Create, update, transition and the label changes answer with the
+/// ticket.
 impl WriteResult for Ticket {
     fn resource_id(&self) -> Uuid {
         self.id.as_uuid()

@@ -63,7 +63,7 @@ impl WriteAction for TransitionTicket {
         let entry = write.history(ticket.id, changes, ticket.version);
         store::history::append(tx, write.tenant(), &entry).await?;
         Ok(Ok(Applied {
-            ticket: ticket.id,
+            ticket: Some(ticket.id),
             result: ticket,
         }))
     }

@@ -57,7 +57,7 @@ impl WriteAction for UpdateTicket {
             store::history::append(tx, write.tenant(), &entry).await?;
         }
         Ok(Ok(Applied {
-            ticket: edited.id,
+            ticket: Some(edited.id),
             result: edited,
         }))
     }

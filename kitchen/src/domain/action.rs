@@ -21,15 +21,21 @@ pub enum Action {
     TransitionTicket,
     /// Add a comment to a ticket.
     AddComment,
+    /// Put a label on a ticket.
+    AddLabel,
+    /// Take a label off a ticket.
+    RemoveLabel,
 }
 
 impl Action {
     /// Every action, in the order the docs list them.
-    pub const ALL: [Action; 4] = [
+    pub const ALL: [Action; 6] = [
         Self::CreateTicket,
         Self::UpdateTicket,
         Self::TransitionTicket,
         Self::AddComment,
+        Self::AddLabel,
+        Self::RemoveLabel,
     ];
 
     /// The action's stable name, as stored and as shown in URLs. Never
@@ -40,6 +46,8 @@ impl Action {
             Self::UpdateTicket => "update_ticket",
             Self::TransitionTicket => "transition_ticket",
             Self::AddComment => "add_comment",
+            Self::AddLabel => "add_label",
+            Self::RemoveLabel => "remove_label",
         }
     }
 

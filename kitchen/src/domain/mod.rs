@@ -9,6 +9,8 @@ pub(crate) mod fault;
 pub(crate) mod fingerprint;
 pub(crate) mod history;
 pub(crate) mod identity;
+pub(crate) mod label;
+pub(crate) mod label_change;
 pub(crate) mod lifecycle;
 pub(crate) mod operation;
 pub(crate) mod page;

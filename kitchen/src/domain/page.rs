@@ -6,7 +6,8 @@ use std::fmt;
 use super::text::refuse_nul;
 use uuid::Uuid;
 
-use super::ticket::Ticket;
+use super::label::Label;
+use super::ticket::{ProjectId, Ticket};
 use super::violation::FieldViolation;
 
 /// How many items one page holds: 1 to 200, 50 when not given.
@@ -87,6 +88,50 @@ impl fmt::Display for Cursor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.0.fmt(f)
     }
+}
+
+/// Which of the tenant's tickets a list shows: all of them, or those of one
+/// project, or those carrying one label, or both.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TicketFilter {
+    /// Only this project's tickets.
+    pub project: Option<ProjectId>,
+    /// Only tickets carrying this label.
+    pub label: Option<Label>,
+}
+
+impl TicketFilter {
+    /// The filter a caller asked for (a project slug, a label), each value
+    /// that is not valid reported in `violations` by name.
+    pub fn parse(
+        project_id: Option<String>,
+        label: Option<String>,
+        violations: &mut Vec<FieldViolation>,
+    ) -> Self {
+        Self {
+            project: kept(project_id.map(ProjectId::parse), violations),
+            label: kept(label.map(Label::parse), violations),
+        }
+    }
+
+    /// Only `project`'s tickets.
+    pub fn project(project: ProjectId) -> Self {
+        Self {
+            project: Some(project),
+            label: None,
+        }
+    }
+}
+
+/// `raw`'s value if it was given and is valid; a violation is recorded.
+fn kept<T>(
+    raw: Option<Result<T, FieldViolation>>,
+    violations: &mut Vec<FieldViolation>,
+) -> Option<T> {
+    raw.transpose().unwrap_or_else(|v| {
+        violations.push(v);
+        None
+    })
 }
 
 /// One page of tickets, newest first.

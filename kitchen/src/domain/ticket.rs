@@ -5,6 +5,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
+use super::label::Labels;
 use super::slug::{is_slug, slug_rule};
 use super::status::TicketStatus;
 use super::text::refuse_nul;
@@ -377,6 +378,11 @@ pub struct Ticket {
         with = "time::serde::rfc3339::option"
     )]
     pub updated_at: Option<OffsetDateTime>,
+    /// Its labels, alphabetical. Left out when there are none, so a ticket
+    /// without labels reads as it did before labels existed (and snapshots
+    /// made then read back as they were written).
+    #[serde(default, skip_serializing_if = "Labels::is_empty")]
+    pub labels: Labels,
 }
 
 /// A create request as a caller sent it, before validation.
@@ -477,6 +483,7 @@ impl NewTicket {
             assignee: None,
             version: Version::FIRST,
             updated_at: None,
+            labels: Labels::default(),
         }
     }
 }

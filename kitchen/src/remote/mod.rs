@@ -32,7 +32,7 @@
 
 mod reconcile;
 mod status;
-mod work;
+pub(crate) mod work;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

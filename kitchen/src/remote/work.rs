@@ -4,7 +4,8 @@
 //!
 //! Written once for every action (`RemoteAction`): the reconciler, which
 //! knows an effect only by its scope, picks the action's type in
-//! [`Remote::work_on`].
+//! [`worker`], the one place the remote backend turns an action's name
+//! into its type.
 
 use time::OffsetDateTime;
 
@@ -24,6 +25,7 @@ use crate::provider::{
     DispatchRequest, Dispatched, Lookup, ProviderReceipt, SearchRequest, unix_ms,
 };
 use crate::store::effects::{self, AttemptStart, Lease, NewAttempt, OperationId, Settle};
+use crate::store::group_commit::BoxFuture;
 use crate::store::rows::EffectRow;
 use crate::store::{self, write};
 use crate::write::remote::RemoteAction;
@@ -49,6 +51,39 @@ fn in_progress<T>() -> Outcome<T> {
     }
 }
 
+/// How the reconciler works on an effect of one action: [`Remote::work`]
+/// for that action's type, naming the outcome (for the reconciler's log).
+pub(crate) type Worker = for<'r> fn(
+    &'r Remote,
+    OperationId,
+    Lease,
+    Trigger,
+) -> BoxFuture<'r, Result<&'static str, KitchenError>>;
+
+/// The one place the remote backend turns an action's name into its type:
+/// how the reconciler works on an effect of `action` it finds in the
+/// ledger. `None` for an action with no `RemoteAction`: the remote backend
+/// refuses it before anything is written (`Refusal::NotSupportedByProvider`),
+/// so no effect of it is ever written ahead.
+pub(crate) fn worker(action: Action) -> Option<Worker> {
+    Some(match action {
+        Action::CreateTicket => work_named::<CreateTicket>,
+        Action::UpdateTicket => work_named::<UpdateTicket>,
+        Action::TransitionTicket => work_named::<TransitionTicket>,
+        Action::AddComment => work_named::<AddComment>,
+        Action::AddLabel | Action::RemoveLabel => return None,
+    })
+}
+
+fn work_named<A: RemoteAction>(
+    remote: &Remote,
+    scope: OperationId,
+    lease: Lease,
+    trigger: Trigger,
+) -> BoxFuture<'_, Result<&'static str, KitchenError>> {
+    Box::pin(async move { Ok(remote.work::<A>(scope, lease, trigger).await?.name()) })
+}
+
 impl Remote {
     /// Under a fresh lease: settles the effect of `scope`, whatever its
     /// action, as far as can be done now, and names the outcome (for the
@@ -59,21 +94,14 @@ impl Remote {
         lease: Lease,
         trigger: Trigger,
     ) -> Result<&'static str, KitchenError> {
-        Ok(match scope.action {
-            Action::CreateTicket => self
-                .work::<CreateTicket>(scope, lease, trigger)
-                .await?
-                .name(),
-            Action::UpdateTicket => self
-                .work::<UpdateTicket>(scope, lease, trigger)
-                .await?
-                .name(),
-            Action::TransitionTicket => self
-                .work::<TransitionTicket>(scope, lease, trigger)
-                .await?
-                .name(),
-            Action::AddComment => self.work::<AddComment>(scope, lease, trigger).await?.name(),
-        })
+        let Some(work) = worker(scope.action) else {
+            effects::release_lease(&self.db, &scope, lease).await?;
+            return Err(KitchenError::CorruptRecord(format!(
+                "the effect ledger holds an effect of {}, which never reaches a provider",
+                scope.action
+            )));
+        };
+        work(self, scope, lease, trigger).await
     }
 }
 

@@ -448,8 +448,8 @@ pub(crate) async fn duplicated(db: &Db) -> Result<u64, KitchenError> {
 
 /// What a succeeded effect made, as its record keeps it.
 pub(crate) struct Made<'a> {
-    /// The local ticket it made or acted on.
-    pub(crate) ticket: TicketId,
+    /// The local ticket it made or acted on (`None`: not a ticket).
+    pub(crate) ticket: Option<TicketId>,
     /// The resource it made or acted on (the ticket, or the comment).
     pub(crate) resource: Uuid,
     /// The frozen answer every replay returns.
@@ -488,7 +488,7 @@ pub(crate) async fn succeed(
             .await?;
         bind_scope!(sqlx::query(SETTLE_SUCCEEDED), scope)
             .bind(lease.owner)
-            .bind(made.ticket.as_uuid())
+            .bind(made.ticket.map(|t| t.as_uuid()))
             .bind(made.resource)
             .bind(made.snapshot)
             .bind(duplicates.as_deref())

@@ -144,10 +144,10 @@ mod tests {
         assert!(sql.contains("DO NOTHING RETURNING 1)"));
         assert!(sql.contains(", row0 AS (INSERT INTO tickets"));
         assert!(sql.contains(
-            "SELECT $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24 FROM claim)"
+            "SELECT $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25 FROM claim)"
         ));
         assert!(sql.contains(", row1 AS (INSERT INTO ticket_history"));
-        assert!(sql.contains("SELECT $25, $26, $27, $28, $29, $30, $31, $32, $33 FROM claim)"));
+        assert!(sql.contains("SELECT $26, $27, $28, $29, $30, $31, $32, $33, $34 FROM claim)"));
         assert!(sql.ends_with(" SELECT count(*) FROM claim"));
         assert!(!sql.contains("VALUES ($13"), "{sql}");
     }

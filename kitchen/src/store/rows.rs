@@ -11,6 +11,7 @@ use crate::domain::comment::{Comment, CommentBody, CommentId};
 use crate::domain::effect::{AttemptKind, AttemptResult, EffectAttempt, Trigger};
 use crate::domain::fingerprint::Fingerprint;
 use crate::domain::history::HistoryEntry;
+use crate::domain::label::Labels;
 use crate::domain::operation::{OperationKey, OperationRecord, OperationState, ResultSnapshot};
 use crate::domain::status::TicketStatus;
 use crate::domain::tenant::TokenId;
@@ -150,13 +151,14 @@ pub(crate) struct TicketRow {
     assignee: Option<String>,
     version: i64,
     updated_at: Option<OffsetDateTime>,
+    labels: String,
 }
 
 /// The columns [`TicketRow`] reads, as a literal for `concat!`.
 macro_rules! ticket_columns {
     () => {
         "id, project_id, title, description, priority, status, created_at, provider_ticket_id, \
-         assignee, version, updated_at"
+         assignee, version, updated_at, labels"
     };
 }
 pub(crate) use ticket_columns;
@@ -186,6 +188,8 @@ impl TryFrom<TicketRow> for Ticket {
                 .map_err(|v| corrupt("ticket", v.message))?,
             version: Version::from_stored(row.version),
             updated_at: row.updated_at,
+            labels: Labels::from_stored(&row.labels)
+                .map_err(|why| corrupt("ticket labels", why))?,
         })
     }
 }

@@ -3,8 +3,10 @@
 //! [`WriteTx`].
 
 use crate::KitchenError;
+use crate::domain::label::Labels;
+use crate::domain::page::TicketFilter;
 use crate::domain::tenant::TenantId;
-use crate::domain::ticket::{ProjectId, Ticket, TicketId};
+use crate::domain::ticket::{Ticket, TicketId};
 
 use super::rows::{TicketRow, ticket_columns};
 use super::write::{WriteTx, on_tx};
@@ -28,30 +30,33 @@ const SELECT_TICKET_FOR_UPDATE: &str = concat!(
 
 // Newest first by id (UUID v7 sorts by creation time); the cursor is the last
 // id of the previous page. Served by the (tenant_id[, project_id], id DESC)
-// indexes.
+// indexes; a label ($4, a `LIKE` pattern, see `Labels::stored_pattern`)
+// filters the rows that scan reads.
 const LIST_TICKETS: &str = concat!(
     "SELECT ",
     ticket_columns!(),
     " FROM tickets WHERE tenant_id = $1 AND ($2 IS NULL OR id < $2) \
+     AND ($4 IS NULL OR labels LIKE $4) \
      ORDER BY id DESC LIMIT $3"
 );
 
 const LIST_PROJECT_TICKETS: &str = concat!(
     "SELECT ",
     ticket_columns!(),
-    " FROM tickets WHERE tenant_id = $1 AND ($2 IS NULL OR id < $2) AND project_id = $4 \
+    " FROM tickets WHERE tenant_id = $1 AND ($2 IS NULL OR id < $2) AND project_id = $5 \
+     AND ($4 IS NULL OR labels LIKE $4) \
      ORDER BY id DESC LIMIT $3"
 );
 
 /// Inserts a ticket, with every column a ticket has.
 pub(crate) const INSERT_TICKET: &str = "INSERT INTO tickets \
      (id, tenant_id, project_id, title, description, priority, status, created_at, \
-     provider_ticket_id, assignee, version, updated_at) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)";
+     provider_ticket_id, assignee, version, updated_at, labels) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)";
 
 /// Writes back the fields a write may change.
 const SAVE_TICKET: &str = "UPDATE tickets SET title = $3, description = $4, priority = $5, \
-     status = $6, assignee = $7, version = $8, updated_at = $9 \
+     status = $6, assignee = $7, version = $8, updated_at = $9, labels = $10 \
      WHERE tenant_id = $1 AND id = $2";
 
 /// Binds every parameter of [`INSERT_TICKET`], on either driver.
@@ -70,6 +75,7 @@ macro_rules! bind_insert_ticket {
             .bind($ticket.assignee.as_ref().map(|a| a.as_str()))
             .bind($ticket.version.get())
             .bind($ticket.updated_at)
+            .bind($ticket.labels.to_stored())
     };
 }
 pub(crate) use bind_insert_ticket;
@@ -89,24 +95,28 @@ pub(crate) async fn find(
     row.map(TryInto::try_into).transpose()
 }
 
-/// Up to `limit` tickets older than `before`, newest first.
+/// Up to `limit` tickets older than `before` that `filter` lets through,
+/// newest first.
 pub(crate) async fn list(
     db: &Db,
     tenant: TenantId,
-    project: Option<&ProjectId>,
+    filter: &TicketFilter,
     before: Option<uuid::Uuid>,
     limit: u32,
 ) -> Result<Vec<Ticket>, KitchenError> {
+    let project = filter.project.as_ref();
     let sql = if project.is_some() {
         LIST_PROJECT_TICKETS
     } else {
         LIST_TICKETS
     };
+    let label = filter.label.as_ref().map(Labels::stored_pattern);
     let rows = on_db!(db, pool => {
         let query = sqlx::query_as::<_, TicketRow>(sql)
             .bind(tenant.as_uuid())
             .bind(before)
-            .bind(i64::from(limit));
+            .bind(i64::from(limit))
+            .bind(label.as_deref());
         match project {
             Some(project) => query.bind(project.as_str()),
             None => query,
@@ -172,6 +182,7 @@ pub(crate) async fn save(
         .bind(ticket.assignee.as_ref().map(|a| a.as_str()))
         .bind(ticket.version.get())
         .bind(ticket.updated_at)
+        .bind(ticket.labels.to_stored())
         .execute(conn)
         .await
         .map(drop)?);

@@ -77,7 +77,7 @@ pub(crate) async fn claim(tx: &mut WriteTx, record: &OperationRecord) -> sqlx::R
 pub(crate) async fn finish(
     tx: &mut WriteTx,
     record: &OperationRecord,
-    ticket: TicketId,
+    ticket: Option<TicketId>,
     resource: Uuid,
     snapshot: &ResultSnapshot,
 ) -> sqlx::Result<()> {
@@ -85,7 +85,7 @@ pub(crate) async fn finish(
         .bind(record.tenant_id.as_uuid())
         .bind(record.action.as_str())
         .bind(record.key.as_str())
-        .bind(ticket.as_uuid())
+        .bind(ticket.map(|t| t.as_uuid()))
         .bind(snapshot.as_str())
         .bind(resource)
         .execute(conn)

@@ -339,7 +339,7 @@ impl Engine {
         let resource = applied.result.resource_id();
         write::finish(tx, record, applied.ticket, resource, &snapshot).await?;
         let operation = OperationRecord {
-            ticket_id: Some(applied.ticket),
+            ticket_id: applied.ticket,
             resource_id: Some(resource),
             result: Some(snapshot.clone()),
             ..record.clone()
@@ -430,12 +430,12 @@ impl<A: WriteAction> Statements for GroupJob<A> {
 fn planned_record<R: WriteResult>(
     record: &OperationRecord,
     result: &R,
-    ticket: crate::domain::ticket::TicketId,
+    ticket: Option<crate::domain::ticket::TicketId>,
 ) -> Result<(ResultSnapshot, OperationRecord), KitchenError> {
     let snapshot = ResultSnapshot::of(result)
         .map_err(|e| KitchenError::CorruptRecord(format!("result snapshot: {e}")))?;
     let operation = OperationRecord {
-        ticket_id: Some(ticket),
+        ticket_id: ticket,
         resource_id: Some(result.resource_id()),
         result: Some(snapshot.clone()),
         ..record.clone()

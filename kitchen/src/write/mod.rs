@@ -53,7 +53,7 @@ pub(crate) trait WriteAction: Send + Sync + 'static {
     /// The request as a door hands it over, before validation. Its JSON is
     /// how the remote backend stores it with the write-ahead record, to
     /// validate and send it again after a crash.
-    type Request: Serialize + DeserializeOwned + Send + Sync;
+    type Request: Serialize + DeserializeOwned + Send + Sync + 'static;
     /// The validated, normalized command.
     /// `Clone` because on SQLite it is handed to the group writer's task.
     type Command: Clone + Send + Sync + 'static;
@@ -114,8 +114,10 @@ pub(crate) trait WriteResult:
 pub(crate) struct Applied<R> {
     /// The result, frozen as the operation's snapshot.
     pub(crate) result: R,
-    /// The ticket made or acted on, recorded on the operation.
-    pub(crate) ticket: TicketId,
+    /// The ticket made or acted on, recorded on the operation; `None` for
+    /// an effect that is not on a ticket (the record then names only the
+    /// result's [`WriteResult::resource_id`]).
+    pub(crate) ticket: Option<TicketId>,
 }
 
 /// A write known before anything is read: see [`WriteAction::planned`].
@@ -123,8 +125,8 @@ pub(crate) struct Applied<R> {
 pub(crate) struct Planned<R> {
     /// The result, frozen as the operation's snapshot.
     pub(crate) result: R,
-    /// The ticket made, recorded on the operation.
-    pub(crate) ticket: TicketId,
+    /// The ticket made, recorded on the operation (`None`: not a ticket).
+    pub(crate) ticket: Option<TicketId>,
     /// The rows to insert once the key is claimed.
     pub(crate) rows: Vec<NewRow>,
 }

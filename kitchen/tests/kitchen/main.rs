@@ -10,6 +10,7 @@ mod group_commit;
 mod history;
 mod key_lifecycle;
 mod keys;
+mod labels;
 mod lifecycle_concurrency;
 mod model;
 mod reads;

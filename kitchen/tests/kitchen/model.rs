@@ -28,9 +28,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use kitchen::testing::{DatabaseKind, TestDatabase, tenant_with_token};
 use kitchen::{
-    Action, Clock, CommentDraft, KeyPhase, Kitchen, KitchenConfig, KitchenError, OperationKey,
-    OperationRecord, OperationRef, Outcome, Refusal, TenantId, Ticket, TicketDraft, TicketId,
-    TicketStatus, TicketUpdate, TransitionDraft, Uuid, Version,
+    Action, Clock, CommentDraft, KeyPhase, Kitchen, KitchenConfig, KitchenError, LabelDraft,
+    OperationKey, OperationRecord, OperationRef, Outcome, Refusal, TenantId, Ticket, TicketDraft,
+    TicketId, TicketStatus, TicketUpdate, TransitionDraft, Uuid, Version,
 };
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
@@ -121,6 +121,8 @@ const LEGAL: usize = TO.len();
 const REASONS: [Option<&str>; 3] = [None, Some("because"), Some("")];
 /// Comment bodies; the last is blank, so invalid.
 const BODIES: [&str; 3] = ["First", "Second", "  "];
+/// Labels; the last has an uppercase letter, so invalid.
+const LABELS: [&str; 3] = ["db", "urgent", "Bad"];
 
 /// The status machine, written out independently of the kitchen's.
 const ALLOWED: [(TicketStatus, TicketStatus); 5] = [
@@ -159,6 +161,14 @@ enum Step {
         key: usize,
         target: usize,
         body: usize,
+    },
+    /// `add_label` (`add`) or `remove_label`.
+    Label {
+        tenant: usize,
+        key: usize,
+        target: usize,
+        label: usize,
+        add: bool,
     },
     /// Sends an earlier write again, unchanged: a caller's retry.
     Retry(prop::sample::Index),
@@ -210,6 +220,13 @@ enum Request {
         ticket: TicketId,
         body: usize,
     },
+    Label {
+        tenant: usize,
+        key: usize,
+        ticket: TicketId,
+        label: usize,
+        add: bool,
+    },
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -234,6 +251,9 @@ fn step() -> impl Strategy<Value = Step> {
         2 => (who.clone(), target(), prop_oneof![3 => 0..2usize, 1 => Just(2usize)]).prop_map(
             |((tenant, key), target, body)| Step::Comment { tenant, key, target, body }
         ),
+        2 => (who.clone(), target(), 0..LABELS.len(), any::<bool>()).prop_map(
+            |((tenant, key), target, label, add)| Step::Label { tenant, key, target, label, add }
+        ),
         3 => any::<prop::sample::Index>().prop_map(Step::Retry),
         1 => (who, 0..Action::ALL.len())
             .prop_map(|((tenant, key), action)| Step::Lookup { tenant, action, key }),
@@ -256,6 +276,8 @@ struct Modelled {
     version: i64,
     history: usize,
     comments: usize,
+    /// Alphabetical, as the kitchen keeps them.
+    labels: std::collections::BTreeSet<&'static str>,
 }
 
 impl Modelled {
@@ -270,6 +292,7 @@ impl Modelled {
             version: 1,
             history: 1,
             comments: 0,
+            labels: std::collections::BTreeSet::new(),
         }
     }
 
@@ -282,6 +305,11 @@ impl Modelled {
             && self.assignee.as_deref() == ticket.assignee.as_ref().map(|a| a.as_str())
             && self.status == ticket.status
             && self.version == ticket.version.get()
+            && self
+                .labels
+                .iter()
+                .copied()
+                .eq(ticket.labels.as_slice().iter().map(|l| l.as_str()))
     }
 
     /// The ticket after a patch of meaning `meaning`, and whether anything
@@ -323,6 +351,11 @@ enum Meaning {
     Comment {
         ticket: TicketId,
         body: &'static str,
+    },
+    Label {
+        ticket: TicketId,
+        label: &'static str,
+        add: bool,
     },
 }
 
@@ -658,6 +691,19 @@ impl<'k> Case<'k> {
                 ticket: self.target(tenant, target),
                 body,
             },
+            Step::Label {
+                tenant,
+                key,
+                target,
+                label,
+                add,
+            } => Request::Label {
+                tenant,
+                key,
+                ticket: self.target(tenant, target),
+                label,
+                add,
+            },
             Step::Retry(which) => {
                 if self.sent.is_empty() {
                     return None;
@@ -858,6 +904,53 @@ impl<'k> Case<'k> {
                         Rule::Apply(Some((id, next)))
                     },
                 )?;
+                self.check_ticket(tenant, id).await?;
+            }
+            Request::Label {
+                tenant,
+                key,
+                ticket: id,
+                label,
+                add,
+            } => {
+                let draft = LabelDraft {
+                    label: Some(LABELS[label].into()),
+                };
+                let (actor, key_of) = (self.tenants[tenant], self.key(key));
+                let outcome = if add {
+                    k.add_label(actor, &key_of, id, &draft).await
+                } else {
+                    k.remove_label(actor, &key_of, id, &draft).await
+                };
+                let seen = Seen::of(outcome, ticket_view)?;
+                let name = LABELS[label];
+                let meaning = (name != "Bad").then_some(Meaning::Label {
+                    ticket: id,
+                    label: name,
+                    add,
+                });
+                let action = if add {
+                    Action::AddLabel
+                } else {
+                    Action::RemoveLabel
+                };
+                self.judge(request, (tenant, action, key), meaning, seen, |case| {
+                    let Some(now) = case.visible(tenant, id) else {
+                        return Rule::Refuse(Refusal::TicketNotFound { ticket_id: id });
+                    };
+                    // The model's tickets never reach the limit: three labels.
+                    let mut next = now.clone();
+                    let changed = if add {
+                        next.labels.insert(name)
+                    } else {
+                        next.labels.remove(name)
+                    };
+                    if changed {
+                        next.version += 1;
+                        next.history += 1;
+                    }
+                    Rule::Apply(Some((id, next)))
+                })?;
                 self.check_ticket(tenant, id).await?;
             }
         }

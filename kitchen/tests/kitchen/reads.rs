@@ -1,7 +1,7 @@
 //! Ticket reads: by id and paged lists, always within one tenant.
 
 use kitchen::testing::{TestDatabase, tenant_with_token};
-use kitchen::{Cursor, PageSize, ProjectId, TicketId};
+use kitchen::{Cursor, PageSize, ProjectId, TicketFilter, TicketId};
 
 use crate::support::{created, draft, fresh_key};
 
@@ -25,7 +25,7 @@ async fn lists_newest_first_in_pages(db: TestDatabase) {
     let mut cursor: Option<Cursor> = None;
     loop {
         let page = kitchen
-            .list_tickets(tenant.id, None, two, cursor)
+            .list_tickets(tenant.id, &TicketFilter::default(), two, cursor)
             .await
             .expect("list");
         assert!(page.tickets.len() <= 2);
@@ -39,7 +39,12 @@ async fn lists_newest_first_in_pages(db: TestDatabase) {
 
     let ops = ProjectId::parse("ops").expect("slug");
     let page = kitchen
-        .list_tickets(tenant.id, Some(&ops), PageSize::DEFAULT, None)
+        .list_tickets(
+            tenant.id,
+            &TicketFilter::project(ops.clone()),
+            PageSize::DEFAULT,
+            None,
+        )
         .await
         .expect("list");
     assert_eq!(page.tickets.len(), 3);
@@ -72,7 +77,7 @@ async fn another_tenants_ticket_is_not_found(db: TestDatabase) {
         None
     );
     let page = kitchen
-        .list_tickets(globex.id, None, PageSize::DEFAULT, None)
+        .list_tickets(globex.id, &TicketFilter::default(), PageSize::DEFAULT, None)
         .await
         .expect("list");
     assert!(page.tickets.is_empty());

@@ -4,9 +4,9 @@ use std::fmt::Debug;
 
 use kitchen::testing::{TestDatabase, tenant_with_token};
 use kitchen::{
-    Actor, Caller, Comment, CommentDraft, FieldViolation, HistoryEntry, Kitchen, OperationKey,
-    OperationRef, Outcome, PageSize, Receipt, Refusal, Tenant, TenantId, Ticket, TicketDraft,
-    TicketId, TicketPatch, TicketUpdate, TransitionDraft, Version,
+    Actor, Caller, Comment, CommentDraft, FieldViolation, HistoryEntry, Kitchen, LabelDraft,
+    OperationKey, OperationRef, Outcome, PageSize, Receipt, Refusal, Tenant, TenantId, Ticket,
+    TicketDraft, TicketFilter, TicketId, TicketPatch, TicketUpdate, TransitionDraft, Version,
 };
 
 /// A fresh operation key, as a caller would mint one.
@@ -32,7 +32,7 @@ pub async fn ticket_count(kitchen: &Kitchen, tenant: TenantId) -> usize {
         let page = kitchen
             .list_tickets(
                 tenant,
-                None,
+                &TicketFilter::default(),
                 PageSize::parse(PageSize::MAX).expect("max"),
                 cursor,
             )
@@ -121,6 +121,13 @@ pub fn move_to(to: &str) -> TransitionDraft {
     TransitionDraft {
         to: Some(to.into()),
         reason: None,
+    }
+}
+
+/// A label change naming `label`.
+pub fn label(label: &str) -> LabelDraft {
+    LabelDraft {
+        label: Some(label.into()),
     }
 }
 

@@ -18,7 +18,7 @@ use std::str::FromStr;
 use kitchen::testing::{DatabaseKind, TestDatabase};
 use kitchen::{
     Action, Caller, Kitchen, KitchenConfig, OperationKey, OperationState, PageSize, Ticket,
-    TicketDraft, TicketId, TicketStatus, TokenId,
+    TicketDraft, TicketFilter, TicketId, TicketStatus, TokenId,
 };
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -306,7 +306,7 @@ async fn a_previous_release_database_upgrades_in_place(db: TestDatabase) {
 
     // Every ticket reads back as it was, at version 1, open, unassigned.
     let page = kitchen
-        .list_tickets(tenant, None, PageSize::DEFAULT, None)
+        .list_tickets(tenant, &TicketFilter::default(), PageSize::DEFAULT, None)
         .await
         .expect("list");
     assert_eq!(page.tickets.len(), old.tickets.len());

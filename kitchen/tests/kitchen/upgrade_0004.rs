@@ -22,7 +22,7 @@ use kitchen::testing::{DatabaseKind, TestDatabase};
 use kitchen::{
     Action, Caller, Clock, CommentDraft, Expired, KeyPhase, Kitchen, KitchenConfig, OperationKey,
     OperationRecord, OperationState, Outcome, PageSize, Receipt, SweepReport, TicketDraft,
-    TicketId, TokenId, TransitionDraft,
+    TicketFilter, TicketId, TokenId, TransitionDraft,
 };
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -901,7 +901,7 @@ pub(crate) async fn everything_reads_back(
     others: usize,
 ) {
     let page = kitchen
-        .list_tickets(tenant, None, PageSize::DEFAULT, None)
+        .list_tickets(tenant, &TicketFilter::default(), PageSize::DEFAULT, None)
         .await
         .expect("list");
     assert_eq!(page.tickets.len(), old.tickets.len() + others);

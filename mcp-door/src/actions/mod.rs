@@ -9,6 +9,8 @@
 //! tools' router.
 
 pub(crate) mod add_comment;
+pub(crate) mod add_label;
 pub(crate) mod create_ticket;
+pub(crate) mod remove_label;
 pub(crate) mod transition_ticket;
 pub(crate) mod update_ticket;

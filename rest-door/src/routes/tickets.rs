@@ -8,7 +8,7 @@ use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, header};
 use kitchen::{
-    Action, Actor, Caller, Kitchen, ProjectId, TicketDraft, TicketId, TicketPatch, TicketUpdate,
+    Action, Actor, Caller, Kitchen, TicketDraft, TicketFilter, TicketId, TicketPatch, TicketUpdate,
 };
 use serde::{Deserialize, Serialize};
 use telemetry::Metrics;
@@ -261,6 +261,9 @@ pub(crate) struct ListParams {
     /// Only tickets of this project (a project slug).
     #[param(pattern = "^[a-z0-9][a-z0-9_-]{0,63}$")]
     project_id: Option<String>,
+    /// Only tickets carrying this label.
+    #[param(pattern = "^[a-z0-9-]{1,50}$")]
+    label: Option<String>,
     /// How many tickets a page holds.
     #[param(schema_with = crate::schema::limit_schema)]
     limit: Option<String>,
@@ -304,19 +307,13 @@ pub(crate) async fn list(
     Query(params): Query<ListParams>,
 ) -> Result<axum::Json<TicketList>, RestError> {
     let mut violations = Vec::new();
-    let project = params
-        .project_id
-        .map(ProjectId::parse)
-        .transpose()
-        .map_err(|v| violations.push(v))
-        .ok()
-        .flatten();
+    let filter = TicketFilter::parse(params.project_id, params.label, &mut violations);
     let (size, cursor) = pages::read(params.limit, params.cursor, &mut violations);
     if !violations.is_empty() {
         return Err(RestError::Validation(violations));
     }
     let page = kitchen
-        .list_tickets(caller.tenant.id, project.as_ref(), size, cursor)
+        .list_tickets(caller.tenant.id, &filter, size, cursor)
         .await?;
     Ok(axum::Json(TicketList {
         tickets: page.tickets.into_iter().map(TicketBody::from).collect(),

@@ -22,6 +22,7 @@ mod rest_create;
 mod rest_errors;
 mod rest_instances;
 mod rest_key_lifecycle;
+mod rest_labels;
 mod rest_lifecycle;
 mod rest_openapi;
 mod rest_reads;

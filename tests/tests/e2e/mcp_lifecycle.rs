@@ -476,10 +476,26 @@ async fn operation_status_answers_for_every_action(db: TestDatabase) {
         json!({"ticket_id": id, "body": "On it", "operation_id": key}),
     )
     .await;
+    let (_, labelled) = answer(
+        &client,
+        "add_label",
+        json!({"ticket_id": id, "label": "disk", "operation_id": key}),
+    )
+    .await;
+    let (_, unlabelled) = answer(
+        &client,
+        "remove_label",
+        json!({"ticket_id": id, "label": "disk", "operation_id": key}),
+    )
+    .await;
+    assert_eq!(labelled["ticket"]["labels"], json!(["disk"]));
+    assert_eq!(unlabelled["ticket"]["labels"], json!([]));
     for (action, result) in [
         ("update_ticket", &updated),
         ("transition_ticket", &moved),
         ("add_comment", &commented),
+        ("add_label", &labelled),
+        ("remove_label", &unlabelled),
     ] {
         assert_ne!(
             result["status"], "replayed",
@@ -512,6 +528,8 @@ async fn operation_status_answers_for_every_action(db: TestDatabase) {
     assert_eq!(statuses[2]["ticket"], moved["ticket"]);
     assert_eq!(statuses[3]["ticket"], Value::Null);
     assert_eq!(statuses[3]["comment"], commented["comment"]);
+    assert_eq!(statuses[4]["ticket"], labelled["ticket"]);
+    assert_eq!(statuses[5]["ticket"], unlabelled["ticket"]);
 
     let unused = status_of(&client, "add_comment", &fresh_key()).await;
     assert_eq!(unused["state"], "not_found");

@@ -41,6 +41,8 @@ async fn the_document_matches_the_router() {
         ("PATCH", "/v1/tickets/{id}"),
         ("POST", "/v1/tickets"),
         ("POST", "/v1/tickets/{id}/comments"),
+        ("POST", "/v1/tickets/{id}/labels"),
+        ("DELETE", "/v1/tickets/{id}/labels/{label}"),
         ("POST", "/v1/tickets/{id}/transitions"),
     ]
     .iter()
@@ -143,6 +145,22 @@ async fn the_document_matches_the_router() {
             "post",
             "/v1/tickets/{id}/comments",
             [&["200", "201"][..], write].concat(),
+        ),
+        // No provider keeps labels, so no 202; removing one has no body,
+        // so no 413 or 415.
+        (
+            "post",
+            "/v1/tickets/{id}/labels",
+            vec![
+                "200", "400", "401", "403", "404", "409", "412", "413", "415", "422", "500", "503",
+            ],
+        ),
+        (
+            "delete",
+            "/v1/tickets/{id}/labels/{label}",
+            vec![
+                "200", "400", "401", "403", "404", "409", "412", "422", "500", "503",
+            ],
         ),
         ("get", "/v1/tickets/{id}/comments", read.to_vec()),
         (

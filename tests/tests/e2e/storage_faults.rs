@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use e2e_tests::{TestApp, TestTenant};
 use kitchen::testing::TestDatabase;
-use kitchen::{Kitchen, KitchenConfig, PageSize};
+use kitchen::{Kitchen, KitchenConfig, PageSize, TicketFilter};
 use server::ServeSettings;
 use sqlx::Connection;
 
@@ -154,7 +154,7 @@ async fn census(app: &TestApp, tenant: &TestTenant) -> HashMap<String, usize> {
             .kitchen
             .list_tickets(
                 tenant.id,
-                None,
+                &TicketFilter::default(),
                 PageSize::parse(200).expect("a page size"),
                 cursor,
             )

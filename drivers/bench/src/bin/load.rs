@@ -292,6 +292,8 @@ fn pgbench_script(kind: CeilingKind, tenant: &str, key: &str) -> String {
                 "NULL".into(),
                 kitchen::Version::FIRST.get().to_string(),
                 "NULL".into(),
+                // labels: none
+                "'[]'".into(),
             ];
             let insert_history = [
                 entry,

@@ -100,10 +100,11 @@ server_pid=$!
 wait_ready "$BASE_URL" || { cat "$work/server.log"; exit 1; }
 
 status=0
+: >"$work/checks.log"
 echo "==> every case against oauth2-mock-server, on both doors"
-"$venv/bin/python" "$here/oauth_cases.py" || status=1
+"$venv/bin/python" "$here/oauth_cases.py" 2>&1 | tee -a "$work/checks.log" || status=1
 echo "==> the Python MCP SDK signs in on its own (authorization code + PKCE with step-up; client credentials)"
-"$venv/bin/python" "$here/mcp_sdk_oauth.py" || status=1
+"$venv/bin/python" "$here/mcp_sdk_oauth.py" 2>&1 | tee -a "$work/checks.log" || status=1
 
 echo "==> without OAuth: the SDK's sign-in fails saying to send a static token"
 plain_port="$(free_port)"
@@ -111,7 +112,7 @@ PLAIN_URL="http://127.0.0.1:$plain_port"
 "$tickets" serve --listen "127.0.0.1:$plain_port" 2>"$work/plain.log" &
 plain_pid=$!
 wait_ready "$PLAIN_URL"
-if BASE_URL="$PLAIN_URL" "$venv/bin/python" - <<'EOF'
+if BASE_URL="$PLAIN_URL" "$venv/bin/python" - <<'EOF' 2>&1 | tee -a "$work/checks.log"
 import asyncio, os, sys
 import httpx2
 from mcp import Client
@@ -153,7 +154,7 @@ then :; else status=1; fi
 echo "==> the servers' logs: no panic"
 for log in "$work/server.log" "$work/plain.log"; do
     if grep -i panic "$log"; then
-        echo "FAIL: a panic in $(basename "$log")"
+        echo "FAIL: a panic in $(basename "$log")" | tee -a "$work/checks.log"
         status=1
     fi
 done
@@ -162,5 +163,8 @@ if [ "$status" -ne 0 ]; then
     tail -n 60 "$work/server.log"
     echo "--- authorization server log ---"
     tail -n 30 "$work/idp.log"
+    # Last, so that a shortened CI log still ends with what failed.
+    echo "--- the checks that failed ---"
+    grep -E '^FAIL' "$work/checks.log" || echo "(no FAIL line: see the output above)"
 fi
 exit "$status"

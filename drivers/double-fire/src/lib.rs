@@ -60,7 +60,7 @@
 //! | # | check | what it proves |
 //! |---|---|---|
 //! | 10 | new-requests-not-deduplicated | two keys are two effects at the provider (two tickets with the same title, two equal comments, an edit or a move and one more) |
-//! | 10 | refused-without-provider | for an action the provider has nothing like (`add_label`, `remove_label`): refused (REST `409 not-supported-by-provider`, MCP `not_supported_by_provider`), the same key refused again, the ticket untouched; checks 11 to 17 and 18 to 23 do not run for it |
+//! | 10 | refused-without-provider | for an action the provider has nothing like (`add_label`, `remove_label`): refused (REST `409 not-supported-by-provider`, MCP `not_supported_by_provider`), the same key refused again, the ticket untouched; checks 11 to 17 do not run for it, and 18 to 23 are reported as skipped |
 //! | 11 | provider-5xx-before-commit | unknown, then (once absence is provable) made once |
 //! | 12 | commit-then-drop / commit-then-500 | unknown, then found by reconciliation: one effect |
 //! | 13 | timeout-provider-finishes-later | unknown while the provider works; found after: one effect |
@@ -241,11 +241,20 @@ impl Checks<'_> {
             results.extend(RemoteChecks::new(self, provider).all().await);
         }
         // Against a provider, an action it has nothing like is refused
-        // (check 10 says so), so it has no effect for these to count.
+        // (check 10 proves it), so it has no effect for these to count:
+        // they say so rather than vanish from the report.
         let remote = self.target().provider.is_some();
         for policy in Policy::ALL {
-            for action in lifecycle().filter(|a| !remote || kitchen::reaches_provider(*a)) {
-                if self.wants_action(action) && self.wants(policy.number(action)) {
+            for action in lifecycle() {
+                if !(self.wants_action(action) && self.wants(policy.number(action))) {
+                    continue;
+                }
+                if remote && !kitchen::reaches_provider(action) {
+                    results.push(Checks::skip(
+                        policy.check(action, "rest+mcp"),
+                        "the provider has nothing like this action, so the server refuses it (check 10)",
+                    ));
+                } else {
                     results.extend(self.policy(policy, action).await);
                 }
             }

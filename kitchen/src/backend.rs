@@ -84,7 +84,7 @@ impl Backend {
     pub(crate) async fn unresolved_effects(&self) -> Result<u64, KitchenError> {
         match self {
             Self::Local => Ok(0),
-            Self::Remote(remote) => store::effects::unresolved(&remote.db).await,
+            Self::Remote(remote) => store::ledger::unresolved(&remote.db).await,
         }
     }
 
@@ -92,7 +92,7 @@ impl Backend {
     pub(crate) async fn provider_duplicates(&self) -> Result<u64, KitchenError> {
         match self {
             Self::Local => Ok(0),
-            Self::Remote(remote) => store::effects::duplicated(&remote.db).await,
+            Self::Remote(remote) => store::ledger::duplicated(&remote.db).await,
         }
     }
 

@@ -4,7 +4,7 @@
 
 use kitchen::{Cursor, FieldViolation, PageSize, TicketId, Uuid, Version};
 
-use crate::contract;
+use crate::result_text;
 
 /// The ticket a write or list names: its id, or `None` for a string that
 /// is no ticket id (which names no ticket, and is answered as one that does
@@ -15,7 +15,7 @@ pub(crate) fn named_ticket(
 ) -> Option<TicketId> {
     match raw {
         None => {
-            problems.push(required("ticket_id", contract::TICKET_ID_REQUIRED));
+            problems.push(required("ticket_id", result_text::TICKET_ID_REQUIRED));
             None
         }
         Some(raw) => raw.parse().ok(),

@@ -44,6 +44,9 @@
 //!   result's shape): the door's one per-action table of words, a leaf.
 //! - [`contract`]: every description the model reads, and the contract
 //!   hash each tool publishes in `_meta` and stamps on its calls' telemetry.
+//! - `result_text`: what results say (each `next_step`, this door's own
+//!   field errors, a task's messages), read at the moment a model decides
+//!   whether to retry.
 //! - [`OpenWorld`] (`open_world`): which tools reach a provider on this
 //!   deployment's backend (their `openWorldHint`), read from the kitchen
 //!   once when the tools are built.
@@ -66,6 +69,7 @@ pub mod http_edge;
 mod open_world;
 mod outcomes;
 mod reads;
+mod result_text;
 mod results;
 mod tasks;
 mod tools;

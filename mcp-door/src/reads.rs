@@ -19,6 +19,7 @@ use crate::args::{
 use crate::contract;
 use crate::fields::{named_ticket, page, required};
 use crate::outcomes::{problem, structured, unexpected};
+use crate::result_text;
 use crate::results::{
     CommentListResult, CommentOut, FieldError, Made, OperationStatusResult, PreviewResult,
     TicketListResult, TicketOut, TicketPreview, TicketResult,
@@ -54,13 +55,13 @@ impl TicketTools {
                     problems.push(FieldViolation {
                         field: "action".into(),
                         code: "unknown_value",
-                        message: contract::unknown_action(raw),
+                        message: result_text::unknown_action(raw),
                     });
                     Action::CreateTicket
                 }
             };
             if !problems.is_empty() {
-                return Ok(problem("invalid", problems, contract::READ_INVALID));
+                return Ok(problem("invalid", problems, result_text::READ_INVALID));
             }
             let key = match args.operation_id.map(OperationKey::parse) {
                 Some(Ok(key)) => key,
@@ -72,9 +73,9 @@ impl TicketTools {
                         vec![FieldViolation {
                             field: "operation_id".into(),
                             code: "malformed",
-                            message: contract::not_an_operation_id(),
+                            message: result_text::not_an_operation_id(),
                         }],
-                        contract::STATUS_NOT_AN_OPERATION_ID,
+                        result_text::STATUS_NOT_AN_OPERATION_ID,
                     ));
                 }
                 None => {
@@ -82,9 +83,9 @@ impl TicketTools {
                         "invalid",
                         vec![required(
                             "operation_id",
-                            contract::STATUS_OPERATION_ID_REQUIRED,
+                            result_text::STATUS_OPERATION_ID_REQUIRED,
                         )],
-                        contract::STATUS_MISSING,
+                        result_text::STATUS_MISSING,
                     ));
                 }
             };
@@ -155,7 +156,7 @@ impl TicketTools {
                         priority: command.priority.as_str().into(),
                     }),
                     errors: Vec::new(),
-                    next_step: contract::PREVIEW_VALID.into(),
+                    next_step: result_text::PREVIEW_VALID.into(),
                 },
                 checked => PreviewResult {
                     valid: false,
@@ -164,7 +165,7 @@ impl TicketTools {
                         .into_iter()
                         .map(FieldError::from)
                         .collect(),
-                    next_step: contract::PREVIEW_INVALID.into(),
+                    next_step: result_text::PREVIEW_INVALID.into(),
                 },
             };
             Ok(structured(&result))
@@ -193,14 +194,14 @@ impl TicketTools {
             let who = self.caller(tool_needs("get_ticket"), &ctx)?;
             let Read { args, problems } = args.read()?;
             if !problems.is_empty() {
-                return Ok(problem("invalid", problems, contract::READ_INVALID));
+                return Ok(problem("invalid", problems, result_text::READ_INVALID));
             }
-            let not_found = || problem("not_found", Vec::new(), contract::TICKET_NOT_FOUND);
+            let not_found = || problem("not_found", Vec::new(), result_text::TICKET_NOT_FOUND);
             let Some(raw) = args.ticket_id else {
                 return Ok(problem(
                     "invalid",
-                    vec![required("ticket_id", contract::TICKET_ID_REQUIRED)],
-                    contract::READ_INVALID,
+                    vec![required("ticket_id", result_text::TICKET_ID_REQUIRED)],
+                    result_text::READ_INVALID,
                 ));
             };
             // A string that is not a ticket id names no ticket.
@@ -247,7 +248,7 @@ impl TicketTools {
             let (size, cursor) = page(args.limit, args.cursor, &mut violations);
             let violations = merge(problems, violations);
             if !violations.is_empty() {
-                return Ok(problem("invalid", violations, contract::READ_INVALID));
+                return Ok(problem("invalid", violations, result_text::READ_INVALID));
             }
             let page = self
                 .kitchen
@@ -287,9 +288,9 @@ impl TicketTools {
             let (size, cursor) = page(args.limit, args.cursor, &mut violations);
             let violations = merge(problems, violations);
             if !violations.is_empty() {
-                return Ok(problem("invalid", violations, contract::READ_INVALID));
+                return Ok(problem("invalid", violations, result_text::READ_INVALID));
             }
-            let not_found = || problem("not_found", Vec::new(), contract::TICKET_NOT_FOUND);
+            let not_found = || problem("not_found", Vec::new(), result_text::TICKET_NOT_FOUND);
             let Some(ticket) = ticket else {
                 return Ok(not_found());
             };

@@ -48,10 +48,10 @@ use rmcp::{ErrorData as McpError, RoleServer};
 use serde::de::{DeserializeOwned, IgnoredAny};
 use serde_json::Value;
 
-use crate::contract;
 use crate::outcomes::{
     Answered, comment_write_result, create_result, ticket_write_result, unexpected,
 };
+use crate::result_text;
 use crate::vocabulary::{ResultShape, words};
 
 /// When a write answers with a task, and how often its client is told to
@@ -146,7 +146,7 @@ pub(crate) fn pending<T>(action: Action, outcome: &Outcome<T>) -> Option<String>
             gave_up: false,
             ..
         } => Some(reason.clone()),
-        Outcome::InProgress { .. } => Some(contract::task_working(action)),
+        Outcome::InProgress { .. } => Some(result_text::task_working(action)),
         _ => None,
     }
 }
@@ -205,7 +205,7 @@ pub(crate) async fn wait(
                 if let Some(key) = key.get()
                     && let Some(record) = recorded(kitchen, tenant, action, key).await
                 {
-                    let message = contract::task_working(action);
+                    let message = result_text::task_working(action);
                     return Waited::Task {
                         task: seed(kitchen, settings, &record, message),
                         outcome: TASK_OUTCOME,
@@ -318,7 +318,7 @@ async fn find(
     raw: &str,
     verb: &str,
 ) -> Result<(TaskId, OperationStatus), McpError> {
-    let not_found = || McpError::invalid_params(contract::task_not_found(verb), None);
+    let not_found = || McpError::invalid_params(result_text::task_not_found(verb), None);
     let id = TaskId::parse(raw).ok_or_else(not_found)?;
     let status = kitchen
         .operation_status(tenant, id.action, &id.key)
@@ -328,7 +328,7 @@ async fn find(
     match status.phase {
         KeyPhase::Replayable => Ok((id, status)),
         KeyPhase::Expired | KeyPhase::Forgotten => Err(McpError::invalid_params(
-            contract::task_expired(
+            result_text::task_expired(
                 verb,
                 id.action,
                 id.key.as_str(),
@@ -364,7 +364,7 @@ fn ended<T: DeserializeOwned>(status: &OperationStatus) -> Result<Option<Outcome
 /// meanwhile.
 fn working(status: &OperationStatus) -> String {
     status.detail().map_or_else(
-        || contract::task_working(status.record.action),
+        || result_text::task_working(status.record.action),
         str::to_owned,
     )
 }
@@ -392,7 +392,7 @@ fn as_object(result: &CallToolResult) -> Result<serde_json::Map<String, Value>, 
         Ok(Value::Object(object)) => Ok(object),
         other => {
             tracing::error!(?other, "a tool result is not a JSON object");
-            Err(McpError::internal_error(contract::INTERNAL, None))
+            Err(McpError::internal_error(result_text::INTERNAL, None))
         }
     }
 }

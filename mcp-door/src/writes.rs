@@ -15,9 +15,9 @@ use telemetry::{Attempt, ContractFailure, Door};
 use tracing::Instrument;
 
 use crate::args::merge;
-use crate::contract;
 use crate::fields::{no_ticket, required};
 use crate::outcomes::{Answered, invalid_write};
+use crate::result_text;
 use crate::tasks::{self, Waited};
 use crate::tools::{TicketTools, Who, tool_needs};
 
@@ -79,7 +79,7 @@ pub(crate) fn keyed(
         )));
     }
     let Some(raw) = raw else {
-        let violation = required("operation_id", &contract::operation_id_required(action));
+        let violation = required("operation_id", &result_text::operation_id_required(action));
         return Err(Box::new(Answered::new(
             invalid_write(action, None, vec![violation]),
             "invalid",

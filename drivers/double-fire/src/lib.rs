@@ -72,16 +72,20 @@
 mod checks;
 mod doors;
 pub mod fault_proxy;
+mod policies;
 mod remote;
+mod remote_attempts;
 mod report;
 mod window;
+mod write;
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-pub use doors::{Answer, Caller, Door, Reply, Ticket, Write};
+pub use doors::{Answer, Caller, Door, Reply};
 pub use report::{CheckResult, Report, Totals, Verdict};
+pub use write::{Ticket, Write};
 
 use checks::{Checks, Policy, lifecycle};
 use kitchen::Action;

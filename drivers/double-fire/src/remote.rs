@@ -17,8 +17,10 @@ use std::time::{Duration, Instant};
 use kitchen::Action;
 
 use super::checks::{CheckId, Checks, Intent, Seen, short};
-use super::doors::{Answer, Door, Ticket, Write};
+use super::doors::{Answer, Door};
+use super::remote_attempts::Attempts;
 use super::report::CheckResult;
+use super::write::{Ticket, Write};
 use super::{CRASH_BEFORE_DISPATCH, ProviderTarget};
 use provider_sim::{ChangeKind, Counts, Fault, FaultOn, FaultRule, SimClient};
 
@@ -29,56 +31,6 @@ pub(crate) struct RemoteChecks<'a> {
     checks: &'a Checks<'a>,
     provider: &'a ProviderTarget,
     sim: SimClient,
-}
-
-/// The answers of one intended effect: the first, then every retry.
-struct Attempts {
-    first: Answer,
-    retries: Vec<Answer>,
-}
-
-impl Attempts {
-    fn last(&self) -> &Answer {
-        self.retries.last().unwrap_or(&self.first)
-    }
-
-    fn settled(&self) -> bool {
-        matches!(
-            self.last(),
-            Answer::Created { .. } | Answer::Replayed { .. }
-        )
-    }
-
-    /// While not settled, only "unknown" or "in progress" may be said.
-    fn honest_meanwhile(&self) -> bool {
-        let n = self.retries.len();
-        self.retries
-            .iter()
-            .take(n.saturating_sub(1))
-            .all(|a| matches!(a, Answer::Unknown | Answer::InProgress))
-    }
-
-    fn describe(&self) -> String {
-        let retries: Vec<_> = self.retries.iter().map(short).collect();
-        let mut compact: Vec<String> = Vec::new();
-        for r in retries {
-            match compact.last_mut() {
-                Some(last) if last.starts_with(&r) => {
-                    let times = last
-                        .rsplit_once(" ×")
-                        .and_then(|(_, n)| n.parse::<u32>().ok())
-                        .unwrap_or(1);
-                    *last = format!("{r} ×{}", times + 1);
-                }
-                _ => compact.push(r),
-            }
-        }
-        format!(
-            "first: {}, retries: [{}]",
-            short(&self.first),
-            compact.join(", ")
-        )
-    }
 }
 
 /// One intended effect of one action at the provider: the write, the

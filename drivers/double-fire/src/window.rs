@@ -14,8 +14,9 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use super::checks::{CheckId, Checks, Seen, short};
-use super::doors::{Answer, Door, Reply, Ticket};
+use super::doors::{Answer, Door, Reply};
 use super::report::CheckResult;
+use super::write::Ticket;
 
 /// The check's number.
 pub(crate) const NUMBER: u8 = 24;

@@ -26,11 +26,14 @@
 //!
 //! # Layout
 //! - this file: a write's path (write ahead, or resume an existing effect);
-//! - `work.rs`: what a lease holder does: dispatch, look up, settle;
+//! - `work.rs`: what a lease holder does: dispatch, look up, decide;
+//! - `settle.rs`: how it records what it learned (an attempt, the effect
+//!   made with its local copy, nothing made, unknown, given up);
 //! - `reconcile.rs`: the background reconciler and the settling a status
 //!   read asks for.
 
 mod reconcile;
+mod settle;
 mod status;
 pub(crate) mod work;
 
@@ -48,6 +51,7 @@ use crate::domain::tenant::{Actor, TenantId};
 use crate::outcome::{Outcome, RETRY_AFTER, Refusal};
 use crate::provider::{RemoteSettings, TicketProvider, unix_ms};
 use crate::store::effects::{self, Lease, OperationId, WriteAhead, WriteAheadClaim};
+use crate::store::ledger;
 use crate::store::{self, Db};
 use crate::write::keys::{KeyRules, TakenKey};
 use crate::write::remote::RemoteAction;
@@ -149,7 +153,7 @@ impl Remote {
         // and our read if a retention sweep removed it, and a refusal sends
         // us round once more when the key was claimed meanwhile.
         for _ in 0..3 {
-            if let Some(row) = effects::find(&self.db, &scope).await? {
+            if let Some(row) = ledger::find(&self.db, &scope).await? {
                 let original: OperationRecord = row.operation.try_into()?;
                 // A settled effect, or one whose key is forgotten, answers as
                 // on the local backend; an unsettled one is resumed.
@@ -185,7 +189,7 @@ impl Remote {
                 // retry of that attempt. Any effect of this key is recorded
                 // before it is sent, so a record found now is what refused
                 // us, and its answer is ours; no record: the refusal stands.
-                if effects::find(&self.db, &scope).await?.is_some() {
+                if ledger::find(&self.db, &scope).await?.is_some() {
                     continue;
                 }
                 return Ok(Outcome::Refused(refusal));
@@ -281,7 +285,7 @@ impl Remote {
                 return self.work::<A>(scope.clone(), lease, trigger).await;
             }
             // Settled meanwhile, or another worker holds the lease.
-            let Some(row) = effects::find(&self.db, scope).await? else {
+            let Some(row) = ledger::find(&self.db, scope).await? else {
                 break;
             };
             let current: OperationRecord = row.operation.try_into()?;

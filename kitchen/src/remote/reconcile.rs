@@ -10,6 +10,7 @@ use crate::KitchenError;
 use crate::domain::effect::Trigger;
 use crate::provider::unix_ms;
 use crate::store::effects::{self, OperationId};
+use crate::store::ledger;
 
 use super::Remote;
 
@@ -37,7 +38,7 @@ impl Remote {
     /// how many it worked on.
     pub(crate) async fn reconcile_due(&self, trigger: Trigger) -> Result<usize, KitchenError> {
         let now = OffsetDateTime::now_utc();
-        let due = effects::due(&self.db, unix_ms(now), PASS_SIZE).await?;
+        let due = ledger::due(&self.db, unix_ms(now), PASS_SIZE).await?;
         let mut worked = 0;
         for scope in due {
             let now = OffsetDateTime::now_utc();

@@ -5,7 +5,8 @@
 use crate::KitchenError;
 use crate::domain::effect::{EffectLedger, ExternalRef};
 use crate::domain::operation::{OperationRecord, OperationState};
-use crate::store::effects::{self, OperationId};
+use crate::store::effects::OperationId;
+use crate::store::ledger;
 
 use super::Remote;
 
@@ -23,7 +24,7 @@ impl Remote {
         ) {
             self.settle_for_status(scope).await?;
         }
-        let Some(row) = effects::find(&self.db, scope).await? else {
+        let Some(row) = ledger::find(&self.db, scope).await? else {
             return Ok(None);
         };
         let record: OperationRecord = row.operation.try_into()?;
@@ -40,7 +41,7 @@ impl Remote {
                     .as_deref()
                     .map(|ids| ids.split(',').map(str::to_owned).collect())
                     .unwrap_or_default(),
-                attempts: effects::attempts(&self.db, scope).await?,
+                attempts: ledger::attempts(&self.db, scope).await?,
                 // The ledger's one mark of an effect given up on (see
                 // `store::effects`): unknown, and out of the queue.
                 given_up: record.state == OperationState::Unknown && row.next_check_ms.is_none(),

@@ -1,6 +1,7 @@
-//! The effect ledger's SQL (remote backend): the write-ahead record, the
+//! The effect ledger's writes (remote backend): the write-ahead record, the
 //! lease that lets one worker at a time call the provider for an effect,
-//! attempts, and the reconciler's queue.
+//! and its attempts. What is read of it (an effect for its status, the
+//! reconciler's queue, the counts for an operator) is `ledger.rs`.
 //!
 //! Why a lease and not a transaction held across the call: the provider call
 //! takes network time and may hang; a database transaction (or row lock)
@@ -12,8 +13,8 @@
 //! Attempts are capped (`RemoteSettings::max_attempts`): an unsettled
 //! effect with that many attempts gets no more. It is given up on: it stays
 //! `unknown` with `next_check_ms` NULL, which takes it out of the
-//! reconciler's queue ([`due`]) and marks it for an operator
-//! ([`unresolved`]); every settled state also has `next_check_ms` NULL, so
+//! reconciler's queue ([`due`](super::ledger::due)) and marks it for an operator
+//! ([`unresolved`](super::ledger::unresolved)); every settled state also has `next_check_ms` NULL, so
 //! "unknown and NULL" means given up and nothing else.
 
 use std::time::Duration;
@@ -23,13 +24,12 @@ use uuid::Uuid;
 
 use crate::KitchenError;
 use crate::domain::action::Action;
-use crate::domain::effect::{AttemptKind, EffectAttempt, ExternalRef, FinishedAttempt, Trigger};
+use crate::domain::effect::{AttemptKind, ExternalRef, FinishedAttempt, Trigger};
 use crate::domain::operation::{OperationKey, OperationRecord};
 use crate::domain::tenant::TenantId;
 use crate::domain::ticket::TicketId;
 
 use super::operations::CLAIM;
-use super::rows::{AttemptRow, EffectRow, effect_columns, operation_columns};
 use super::write::{WriteTx, on_tx};
 use super::{Db, WriteTransaction, is_lock_timeout, on_db};
 
@@ -157,16 +157,6 @@ const GIVE_UP: &str = "UPDATE operations SET state = 'unknown', state_detail = $
      WHERE tenant_id = $1 AND action = $2 AND operation_key = $3 AND lease_owner = $4 \
      AND state IN ('in_progress', 'unknown') AND next_check_ms IS NOT NULL";
 
-/// Effects given up on (see the module documentation). The first condition
-/// repeats the partial index's, so that both databases use the index.
-const COUNT_UNRESOLVED: &str = "SELECT COUNT(*) FROM operations \
-     WHERE state IN ('in_progress', 'unknown') AND state = 'unknown' AND next_check_ms IS NULL";
-
-/// Effects a search found more than once at the provider. Rare by design,
-/// so a scan of the column is cheap next to an index kept for it.
-const COUNT_DUPLICATED: &str =
-    "SELECT COUNT(*) FROM operations WHERE provider_duplicates IS NOT NULL";
-
 const TAKE_LEASE: &str = "UPDATE operations SET lease_owner = $4, lease_until_ms = $5 \
      WHERE tenant_id = $1 AND action = $2 AND operation_key = $3 \
      AND state <> 'succeeded' AND (lease_until_ms IS NULL OR lease_until_ms < $6)";
@@ -200,26 +190,6 @@ const SETTLE_UNSETTLED: &str = "UPDATE operations SET state = $5, state_detail =
 const RELEASE_LEASE: &str = "UPDATE operations SET lease_owner = NULL, lease_until_ms = NULL \
      WHERE tenant_id = $1 AND action = $2 AND operation_key = $3 AND lease_owner = $4";
 
-const SELECT_EFFECT: &str = concat!(
-    "SELECT ",
-    operation_columns!(),
-    ", ",
-    effect_columns!(),
-    " FROM operations WHERE tenant_id = $1 AND action = $2 AND operation_key = $3"
-);
-
-const SELECT_ATTEMPTS: &str = "SELECT attempt_no, kind, trigger, started_at, finished_at, result, detail \
-     FROM operation_attempts WHERE tenant_id = $1 AND action = $2 AND operation_key = $3 \
-     ORDER BY attempt_no";
-
-/// Unsettled effects whose time has come and whose lease (if any) ran out:
-/// the reconciler's queue, served by the partial index on `next_check_ms`.
-/// An effect given up on (`next_check_ms` NULL) is never due.
-const SELECT_DUE: &str = "SELECT tenant_id, action, operation_key FROM operations \
-     WHERE state IN ('in_progress', 'unknown') AND next_check_ms <= $1 \
-     AND (lease_until_ms IS NULL OR lease_until_ms < $1) \
-     ORDER BY next_check_ms LIMIT $2";
-
 /// Binds a scope as `$1`, `$2`, `$3`.
 macro_rules! bind_scope {
     ($query:expr, $scope:expr) => {
@@ -229,6 +199,7 @@ macro_rules! bind_scope {
             .bind($scope.key.as_str())
     };
 }
+pub(super) use bind_scope;
 
 /// Records the operation as `in_progress`, its effect columns and its first
 /// attempt (a dispatch), in one transaction that commits before anything is
@@ -428,24 +399,6 @@ pub(crate) async fn give_up(
     Ok(false)
 }
 
-/// How many effects were given up on: `unknown`, attempts exhausted, no
-/// worker will call the provider for them again. Each needs an operator.
-pub(crate) async fn unresolved(db: &Db) -> Result<u64, KitchenError> {
-    let count = on_db!(db, pool => sqlx::query_scalar::<_, i64>(COUNT_UNRESOLVED)
-        .fetch_one(pool)
-        .await?);
-    Ok(u64::try_from(count).unwrap_or(0))
-}
-
-/// How many effects a search found more than once at the provider (among
-/// the records still kept). Each needs an operator.
-pub(crate) async fn duplicated(db: &Db) -> Result<u64, KitchenError> {
-    let count = on_db!(db, pool => sqlx::query_scalar::<_, i64>(COUNT_DUPLICATED)
-        .fetch_one(pool)
-        .await?);
-    Ok(u64::try_from(count).unwrap_or(0))
-}
-
 /// What a succeeded effect made, as its record keeps it.
 pub(crate) struct Made<'a> {
     /// The local ticket it made or acted on (`None`: not a ticket).
@@ -579,49 +532,4 @@ pub(crate) async fn finish_attempt(
         .await
         .map(drop)?);
     Ok(())
-}
-
-/// The record of a scope with its effect columns.
-pub(crate) async fn find(db: &Db, scope: &OperationId) -> Result<Option<EffectRow>, KitchenError> {
-    Ok(
-        on_db!(db, pool => bind_scope!(sqlx::query_as::<_, EffectRow>(SELECT_EFFECT), scope)
-        .fetch_optional(pool)
-        .await?),
-    )
-}
-
-/// Every attempt of a scope, oldest first.
-pub(crate) async fn attempts(
-    db: &Db,
-    scope: &OperationId,
-) -> Result<Vec<EffectAttempt>, KitchenError> {
-    let rows = on_db!(db, pool => bind_scope!(sqlx::query_as::<_, AttemptRow>(SELECT_ATTEMPTS), scope)
-        .fetch_all(pool)
-        .await?);
-    rows.into_iter().map(TryInto::try_into).collect()
-}
-
-/// Up to `limit` unsettled effects that are due, oldest schedule first.
-pub(crate) async fn due(
-    db: &Db,
-    now_ms: i64,
-    limit: i64,
-) -> Result<Vec<OperationId>, KitchenError> {
-    let rows: Vec<(Uuid, String, String)> = on_db!(db, pool => sqlx::query_as(SELECT_DUE)
-        .bind(now_ms)
-        .bind(limit)
-        .fetch_all(pool)
-        .await?);
-    rows.into_iter()
-        .map(|(tenant, action, key)| {
-            Ok(OperationId {
-                tenant: TenantId::from_uuid(tenant),
-                action: Action::parse(&action).ok_or_else(|| {
-                    KitchenError::CorruptRecord(format!("operation action: {action}"))
-                })?,
-                key: OperationKey::parse(key)
-                    .map_err(|e| KitchenError::CorruptRecord(format!("operation key: {e}")))?,
-            })
-        })
-        .collect()
 }

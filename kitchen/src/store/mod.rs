@@ -25,6 +25,7 @@ pub(crate) mod effects;
 pub(crate) mod fault;
 pub(crate) mod group_commit;
 pub(crate) mod history;
+pub(crate) mod ledger;
 pub(crate) mod operations;
 pub(crate) mod planned;
 pub(crate) mod rows;

@@ -1,13 +1,15 @@
 //! The facade's reads of tickets, comments and history: tenant-scoped,
 //! behind the circuit, and never a write.
 
+use std::future::Future;
+
 use crate::KitchenError;
 use crate::domain::comment::{Comment, CommentId, CommentPage};
 use crate::domain::history::HistoryPage;
 use crate::domain::page::{Cursor, PageSize, TicketFilter, TicketPage};
 use crate::domain::tenant::TenantId;
 use crate::domain::ticket::{Ticket, TicketId};
-use crate::store::{self};
+use crate::store;
 
 use super::Kitchen;
 
@@ -52,23 +54,10 @@ impl Kitchen {
         size: PageSize,
         cursor: Option<Cursor>,
     ) -> Result<Option<CommentPage>, KitchenError> {
-        if self
-            .guarded(store::tickets::find(&self.db, tenant, ticket))
-            .await?
-            .is_none()
-        {
-            return Ok(None);
-        }
-        let comments = self
-            .guarded(store::comments::list(
-                &self.db,
-                tenant,
-                ticket,
-                cursor.map(Cursor::after),
-                size.get() + 1,
-            ))
-            .await?;
-        Ok(Some(CommentPage::from_overfetch(comments, size)))
+        let after = cursor.map(Cursor::after);
+        let read = store::comments::list(&self.db, tenant, ticket, after, size.get() + 1);
+        let comments = self.of_ticket(tenant, ticket, read).await?;
+        Ok(comments.map(|comments| CommentPage::from_overfetch(comments, size)))
     }
 
     /// One comment of one of the tenant's tickets.
@@ -91,6 +80,21 @@ impl Kitchen {
         size: PageSize,
         cursor: Option<Cursor>,
     ) -> Result<Option<HistoryPage>, KitchenError> {
+        let after = cursor.map(Cursor::after);
+        let read = store::history::list(&self.db, tenant, ticket, after, size.get() + 1);
+        let entries = self.of_ticket(tenant, ticket, read).await?;
+        Ok(entries.map(|entries| HistoryPage::from_overfetch(entries, size)))
+    }
+
+    /// `read` of something under one of the tenant's tickets; `None`, and
+    /// `read` never run, when the tenant has no such ticket (so another
+    /// tenant's ticket reveals nothing, not even that it has no comments).
+    async fn of_ticket<T>(
+        &self,
+        tenant: TenantId,
+        ticket: TicketId,
+        read: impl Future<Output = Result<T, KitchenError>>,
+    ) -> Result<Option<T>, KitchenError> {
         if self
             .guarded(store::tickets::find(&self.db, tenant, ticket))
             .await?
@@ -98,15 +102,6 @@ impl Kitchen {
         {
             return Ok(None);
         }
-        let entries = self
-            .guarded(store::history::list(
-                &self.db,
-                tenant,
-                ticket,
-                cursor.map(Cursor::after),
-                size.get() + 1,
-            ))
-            .await?;
-        Ok(Some(HistoryPage::from_overfetch(entries, size)))
+        Ok(Some(self.guarded(read).await?))
     }
 }

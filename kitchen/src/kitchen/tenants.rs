@@ -81,7 +81,7 @@ impl Kitchen {
     }
 
     /// Removes a subject's mapping; `false` when there was none. Like a
-    /// revoke, other instances notice within [`KitchenConfig::auth_cache_ttl`].
+    /// revoke, other instances notice within [`KitchenConfig::auth_cache_ttl`](crate::KitchenConfig::auth_cache_ttl).
     pub async fn unmap_oauth_subject(
         &self,
         issuer: &Issuer,
@@ -96,7 +96,7 @@ impl Kitchen {
     /// the tenant an operator mapped its (issuer, subject) to, or else the
     /// tenant whose name is its tenant claim's value; `None` when neither
     /// names a tenant (nothing is ever created for an identity). Lookups
-    /// are cached for [`KitchenConfig::auth_cache_ttl`].
+    /// are cached for [`KitchenConfig::auth_cache_ttl`](crate::KitchenConfig::auth_cache_ttl).
     pub async fn oauth_caller(
         &self,
         identity: &OAuthIdentity,
@@ -155,7 +155,7 @@ impl Kitchen {
 
     /// The caller an API token authenticates: the tenant it acts for, the
     /// token's id and its scopes; `None` for an unknown or revoked token. Lookups are
-    /// cached for [`KitchenConfig::auth_cache_ttl`].
+    /// cached for [`KitchenConfig::auth_cache_ttl`](crate::KitchenConfig::auth_cache_ttl).
     pub async fn authenticate(&self, token: &str) -> Result<Option<Caller>, KitchenError> {
         let hash = token_hash(token);
         if let Some(caller) = self.auth_cache.get(&hash) {

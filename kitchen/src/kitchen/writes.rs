@@ -64,7 +64,7 @@ impl Kitchen {
     /// Moves a ticket to another status, at most once per (tenant,
     /// `transition_ticket`, key). A move the status machine does not allow
     /// from where the ticket is answers [`Refusal::TransitionNotAllowed`].
-    /// `ticket` is a [`TicketId`] or, for a conditional move, a
+    /// `ticket` is a [`TicketId`](crate::TicketId) or, for a conditional move, a
     /// [`TicketAt`] with the version expected: as for
     /// [`Kitchen::update_ticket`], another version answers
     /// [`Refusal::VersionMismatch`].
@@ -80,7 +80,7 @@ impl Kitchen {
     }
 
     /// Adds a comment to a ticket, at most once per (tenant, `add_comment`,
-    /// key). `ticket` is a [`TicketId`] or, for a conditional comment, a
+    /// key). `ticket` is a [`TicketId`](crate::TicketId) or, for a conditional comment, a
     /// [`TicketAt`]: another version answers [`Refusal::VersionMismatch`]
     /// (a comment does not change the ticket's version itself).
     pub async fn add_comment(
@@ -97,7 +97,7 @@ impl Kitchen {
     /// Puts a label on a ticket, at most once per (tenant, `add_label`,
     /// key). A label the ticket carries already changes nothing and still
     /// uses the key; a ticket carrying as many labels as it may answers
-    /// [`Refusal::LabelLimitReached`]. `ticket` is a [`TicketId`] or a
+    /// [`Refusal::LabelLimitReached`]. `ticket` is a [`TicketId`](crate::TicketId) or a
     /// [`TicketAt`], as for [`Kitchen::transition_ticket`]. Local only: the
     /// remote backend answers [`Refusal::NotSupportedByProvider`].
     pub async fn add_label(

@@ -164,8 +164,8 @@ enum Ground {
 /// The harness every check runs in: the deployment, the options, one
 /// caller, and the run's unique names.
 pub(crate) struct Checks<'a> {
-    pub(crate) target: &'a Target,
-    pub(crate) options: Options,
+    target: &'a Target,
+    options: Options,
     pub(crate) caller: Caller,
     run: String,
     next: AtomicU32,

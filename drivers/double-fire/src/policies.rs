@@ -128,7 +128,7 @@ impl Checks<'_> {
     /// returns the original.
     async fn response_lost(&self, action: Action, door: Door) -> CheckResult {
         let check = Policy::ResponseLost.check(action, &door.to_string());
-        let proxy = match self.proxy(&self.target.base_url).await {
+        let proxy = match self.proxy(&self.target().base_url).await {
             Ok(p) => p,
             Err(e) => return Self::skip(check, &e),
         };
@@ -153,7 +153,7 @@ impl Checks<'_> {
     /// Check 6: The same key under another tenant: its own ticket, nothing leaked.
     pub(super) async fn other_tenant(&self, door: Door) -> CheckResult {
         let check = CheckId::create(6, format!("other-tenant [{door}]"));
-        let Some(other) = &self.target.other_token else {
+        let Some(other) = &self.target().other_token else {
             return Self::skip(check, "needs a second tenant's token (--other-token)");
         };
         let ticket = self.ticket("tenant");
@@ -161,11 +161,11 @@ impl Checks<'_> {
         let mine = self.create(door, Some(&key), &ticket).await;
         let theirs = self
             .caller
-            .create(&self.target.base_url, door, other, Some(&key), &ticket)
+            .create(&self.target().base_url, door, other, Some(&key), &ticket)
             .await;
         let theirs_count = self
             .caller
-            .count(&self.target.base_url, other, &ticket.project_id)
+            .count(&self.target().base_url, other, &ticket.project_id)
             .await
             .map(|t| t.len())
             .unwrap_or(usize::MAX);
@@ -211,7 +211,7 @@ impl Checks<'_> {
     /// restart the retry returns the original.
     async fn crash_after_commit(&self, action: Action, door: Door) -> CheckResult {
         let check = Policy::CrashAfterCommit.check(action, &door.to_string());
-        let Some(restart) = &self.target.restart else {
+        let Some(restart) = &self.target().restart else {
             return Self::skip(
                 check,
                 "needs a way to restart the server (--restart-cmd) and a fault-injection build",
@@ -223,7 +223,7 @@ impl Checks<'_> {
         };
         // With a ticket provider there is no local commit: the crash comes
         // right after the dispatch, before its answer is recorded.
-        let prefix = if self.target.provider.is_some() {
+        let prefix = if self.target().provider.is_some() {
             CRASH_AFTER_DISPATCH
         } else {
             CRASH_AFTER_COMMIT
@@ -250,20 +250,20 @@ impl Checks<'_> {
     /// identical calls split over A and B.
     pub(super) async fn two_instances(&self) -> CheckResult {
         let check = CheckId::create(9, "two-instances [rest+mcp]".to_owned());
-        let Some(b) = &self.target.second_base_url else {
+        let Some(b) = &self.target().second_base_url else {
             return Self::skip(
                 check,
                 "needs a second instance on the same database (--second-url)",
             );
         };
-        let a = &self.target.base_url;
+        let a = &self.target().base_url;
         let proxy = match self.proxy(a).await {
             Ok(p) => p,
             Err(e) => return Self::skip(check, &e),
         };
         let lost_ticket = self.ticket("instances-lost");
         let key = self.key();
-        let token = &self.target.token;
+        let token = &self.target().token;
         let lost = self
             .caller
             .create(

@@ -24,6 +24,7 @@ use crate::outcome::{NotCreatedReason, Outcome};
 use crate::provider::{
     DispatchRequest, Dispatched, Lookup, ProviderReceipt, SearchRequest, unix_ms,
 };
+use crate::store;
 use crate::store::effects::{self, AttemptStart, Lease, OperationId};
 use crate::store::group_commit::BoxFuture;
 use crate::store::ledger;
@@ -401,6 +402,26 @@ impl Remote {
             reason,
         )
         .await
+    }
+
+    /// The provider's id of the ticket the job's write acts on; `None` for
+    /// a create. The write was allowed only for a ticket that has one, and
+    /// a ticket's provider id never changes, so a missing one is corruption.
+    async fn provider_ticket<A: RemoteAction>(
+        &self,
+        job: &Job<A>,
+    ) -> Result<Option<String>, KitchenError> {
+        let Some(ticket_id) = A::target(&job.command) else {
+            return Ok(None);
+        };
+        let ticket = store::tickets::find(&self.db, job.scope.tenant, ticket_id).await?;
+        match ticket.and_then(|t| t.provider_ticket_id) {
+            Some(id) => Ok(Some(id)),
+            None => Err(KitchenError::CorruptRecord(format!(
+                "operation {} acts on ticket {ticket_id}, which has no copy at the provider",
+                job.scope.key
+            ))),
+        }
     }
 }
 

@@ -84,8 +84,20 @@ fn assert_all_pass(report: &Report, db: &TestDatabase, keys: KeyPolicy) {
         let expected_skip =
             (number == 9 && !two_instances) || (number == 16 && keys == KeyPolicy::Ignore);
         if (18..=23).contains(&number) {
-            // The actions the provider has nothing like say why they did
-            // not run; every other action's check passes.
+            // Every action but the create is reported: the ones the
+            // provider has nothing like say why they did not run, every
+            // other action's check passes.
+            let reported: std::collections::HashSet<Action> = report
+                .checks
+                .iter()
+                .filter(|c| c.number == number)
+                .map(|c| c.action)
+                .collect();
+            let lifecycle: std::collections::HashSet<Action> = Action::ALL
+                .into_iter()
+                .filter(|a| *a != Action::CreateTicket)
+                .collect();
+            assert_eq!(reported, lifecycle, "check {number}: the actions reported");
             for check in report.checks.iter().filter(|c| c.number == number) {
                 let expected = if kitchen::reaches_provider(check.action) {
                     Verdict::Pass

@@ -9,8 +9,9 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use kitchen::{Action, TicketStatus, Version};
+use kitchen::Action;
 
+use super::actions::{self, Ground, Intent, Plan, acts_on_a_ticket};
 use super::doors::{Answer, Caller, Door, Reply};
 use super::report::{CheckResult, Verdict};
 use super::write::{Ticket, Write};
@@ -20,7 +21,7 @@ pub(crate) const RACERS: usize = 32;
 
 /// The actions that change a ticket after its creation (checks 18 to 23):
 /// every action but create_ticket, so a new one is checked as soon as
-/// [`Checks::intent`] knows how to ask for it (the compiler points there).
+/// its plan is written (`actions.rs`; the compiler points there).
 pub(crate) fn lifecycle() -> impl Iterator<Item = Action> {
     Action::ALL
         .into_iter()
@@ -126,41 +127,6 @@ impl CheckId {
     }
 }
 
-/// One intended effect: the write, another request for the same key, and
-/// where the server's state for it is read.
-pub(crate) struct Intent {
-    pub(crate) write: Write,
-    /// Another request under the same key (check 3's).
-    pub(crate) changed: Write,
-    ground: Ground,
-}
-
-impl Intent {
-    /// The ticket made for the check to act on (`None` for a create).
-    pub(crate) fn subject(&self) -> Option<&str> {
-        match &self.ground {
-            Ground::Project(_) => None,
-            Ground::Versions { ticket, .. } | Ground::Comments(ticket) => Some(ticket),
-        }
-    }
-}
-
-/// Where a check reads what exists.
-enum Ground {
-    /// The tickets of a project made up for the check.
-    Project(String),
-    /// A ticket made for the check: its history entries of the action, one
-    /// per version past `from` (the version the check found it at).
-    Versions {
-        /// The ticket.
-        ticket: String,
-        /// Its version before the check's first write.
-        from: i64,
-    },
-    /// A ticket made for the check: its comments, one history entry each.
-    Comments(String),
-}
-
 /// The harness every check runs in: the deployment, the options, one
 /// caller, and the run's unique names.
 pub(crate) struct Checks<'a> {
@@ -252,7 +218,7 @@ impl<'a> Checks<'a> {
                 door,
                 &self.target.token,
                 Some(key),
-                &Write::Create(ticket.clone()),
+                &Write::create(ticket),
             )
             .await
     }
@@ -315,116 +281,39 @@ impl<'a> Checks<'a> {
     }
 
     /// As [`Checks::intent`], on `ticket`: the ticket a create makes, or the
-    /// one made for the other actions to act on.
+    /// one made for the other actions to act on, prepared as the action's
+    /// plan says.
     pub(crate) async fn intent_on(&self, action: Action, ticket: Ticket) -> Result<Intent, String> {
-        let intent = match action {
-            Action::CreateTicket => {
-                let changed = Ticket {
-                    title: format!("{} (changed)", ticket.title),
-                    ..ticket.clone()
-                };
-                Intent {
-                    ground: Ground::Project(ticket.project_id.clone()),
-                    write: Write::Create(ticket),
-                    changed: Write::Create(changed),
-                }
-            }
-            Action::UpdateTicket => {
-                let ticket_id = self.subject(action, &ticket).await?;
-                let edit = |title: String| Write::Update {
-                    ticket_id: ticket_id.clone(),
-                    title,
-                    // What a careful client sends; its retries must still
-                    // replay, though the ticket has moved past that version.
-                    expected_version: Some(Version::FIRST.get()),
-                };
-                Intent {
-                    write: edit(format!("{} (edited)", ticket.title)),
-                    changed: edit(format!("{} (edited otherwise)", ticket.title)),
-                    ground: Ground::Versions {
-                        ticket: ticket_id,
-                        from: Version::FIRST.get(),
-                    },
-                }
-            }
-            Action::TransitionTicket => {
-                let ticket_id = self.subject(action, &ticket).await?;
-                let to = |status: TicketStatus| Write::Transition {
-                    ticket_id: ticket_id.clone(),
-                    to: status.as_str().into(),
-                    reason: Some(ticket.title.clone()),
-                };
-                Intent {
-                    write: to(TicketStatus::InProgress),
-                    changed: to(TicketStatus::Resolved),
-                    ground: Ground::Versions {
-                        ticket: ticket_id,
-                        from: Version::FIRST.get(),
-                    },
-                }
-            }
-            Action::AddComment => {
-                let ticket_id = self.subject(action, &ticket).await?;
-                let comment = |body: String| Write::Comment {
-                    ticket_id: ticket_id.clone(),
-                    body,
-                };
-                Intent {
-                    write: comment(ticket.title.clone()),
-                    changed: comment(format!("{} (changed)", ticket.title)),
-                    ground: Ground::Comments(ticket_id),
-                }
-            }
-            Action::AddLabel => {
-                let ticket_id = self.subject(action, &ticket).await?;
-                let label = |label: &str| Write::AddLabel {
-                    ticket_id: ticket_id.clone(),
-                    label: label.into(),
-                };
-                Intent {
-                    write: label("double-fire"),
-                    changed: label("double-fire-changed"),
-                    ground: Ground::Versions {
-                        ticket: ticket_id.clone(),
-                        from: Version::FIRST.get(),
-                    },
-                }
-            }
-            Action::RemoveLabel => {
-                // Both labels are on the ticket first (two versions, made
-                // with keys of their own), so that either request, had the
-                // key not stopped it, would change the ticket once more.
-                let ticket_id = self.subject(action, &ticket).await?;
-                for label in ["double-fire", "double-fire-changed"] {
-                    let add = Write::AddLabel {
-                        ticket_id: ticket_id.clone(),
-                        label: label.into(),
-                    };
-                    match self.write_on(Door::Rest, &self.key(), &add).await {
-                        Answer::Created { .. } => {}
-                        other => {
-                            return Err(format!(
-                                "could not label the ticket to {action} on: {}",
-                                short(&other)
-                            ));
-                        }
-                    }
-                }
-                let unlabel = |label: &str| Write::RemoveLabel {
-                    ticket_id: ticket_id.clone(),
-                    label: label.into(),
-                };
-                Intent {
-                    write: unlabel("double-fire"),
-                    changed: unlabel("double-fire-changed"),
-                    ground: Ground::Versions {
-                        ticket: ticket_id.clone(),
-                        from: Version::FIRST.get() + 2,
-                    },
-                }
-            }
+        self.prepared(action, ticket).await.map(|plan| plan.intent)
+    }
+
+    /// The plan of a check of `action` on `ticket`, with the ticket made
+    /// for it (for every action but the create) and nothing prepared.
+    pub(crate) async fn plan(&self, action: Action, ticket: &Ticket) -> Result<Plan, String> {
+        let subject = if acts_on_a_ticket(action) {
+            Some(self.subject(action, ticket).await?)
+        } else {
+            None
         };
-        Ok(intent)
+        actions::plan(action, ticket, subject.as_deref())
+    }
+
+    /// [`Checks::plan`], with what it prepares done (over REST, each with a
+    /// key of its own).
+    pub(crate) async fn prepared(&self, action: Action, ticket: Ticket) -> Result<Plan, String> {
+        let plan = self.plan(action, &ticket).await?;
+        for write in &plan.prepare {
+            match self.write_on(Door::Rest, &self.key(), write).await {
+                Answer::Created { .. } => {}
+                other => {
+                    return Err(format!(
+                        "could not prepare the ticket to {action} on: {}",
+                        short(&other)
+                    ));
+                }
+            }
+        }
+        Ok(plan)
     }
 
     /// Makes `ticket` (over REST, with a key of its own) for a check of

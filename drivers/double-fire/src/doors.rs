@@ -174,7 +174,7 @@ impl Caller {
         key: Option<&str>,
         ticket: &Ticket,
     ) -> Answer {
-        self.write(base, door, token, key, &Write::Create(ticket.clone()))
+        self.write(base, door, token, key, &Write::create(ticket))
             .await
     }
 
@@ -207,24 +207,20 @@ impl Caller {
     }
 
     async fn write_rest(&self, base: &str, token: &str, key: Option<&str>, write: &Write) -> Reply {
-        let (method, path, body, content_type, performed) = write.rest();
+        let rest = write.rest();
         let mut request = self
             .http
-            .request(method, format!("{base}{path}"))
+            .request(rest.method.clone(), format!("{base}{}", rest.path))
             .bearer_auth(token);
-        if !body.is_null() {
+        if let Some((content_type, body)) = &rest.body {
             request = request
-                .header("Content-Type", content_type)
+                .header("Content-Type", *content_type)
                 .body(body.to_string());
         }
         if let Some(key) = key {
             request = request.header("Idempotency-Key", key);
         }
-        if let Write::Update {
-            expected_version: Some(version),
-            ..
-        } = write
-        {
+        if let Some(version) = rest.if_match {
             request = request.header("If-Match", format!("\"{version}\""));
         }
         let response = match request.send().await {
@@ -260,11 +256,11 @@ impl Caller {
                 id: id(),
                 body: body.clone(),
             },
-            (s, Some("true"), _) if s == performed => Answer::Replayed {
+            (s, Some("true"), _) if s == rest.performed => Answer::Replayed {
                 id: id(),
                 body: body.clone(),
             },
-            (s, _, _) if s == performed => Answer::Created {
+            (s, _, _) if s == rest.performed => Answer::Created {
                 id: id(),
                 body: body.clone(),
             },

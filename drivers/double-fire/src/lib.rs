@@ -68,7 +68,24 @@
 //! | 15 | provider-rejects | not created (key kept); the next try makes one |
 //! | 16 | past-dedup-window | lost, retried after the provider forgot the key: still one effect |
 //! | 17 | crash-before-dispatch | the server dies between its write-ahead record and the dispatch; after a restart the retry makes the one effect |
+//!
+//! # Layout
+//!
+//! - `actions.rs`: all the driver knows of each write action, in its one
+//!   `match` ([`plan`](actions::plan)): the requests a check sends, what it
+//!   prepares, where the server shows the effects, how the provider
+//!   simulator sees them. A new action is an arm there, and nothing else.
+//! - `write.rs`: a request as each door takes it ([`Write`]), data of one
+//!   shape for every action; `doors.rs`: sending one through either door
+//!   and reading the answer ([`Caller`]).
+//! - `checks.rs`: the ground each check makes and how what it saw is
+//!   judged; `policies.rs`: checks 1 to 9 and 18 to 23, one function per
+//!   policy for any action; `remote.rs` (with `remote_attempts.rs`): checks
+//!   10 to 17; `window.rs`: check 24.
+//! - `report.rs`: the report; `fault_proxy.rs`: the proxy that loses an
+//!   answer after the server produced it.
 
+mod actions;
 mod checks;
 mod doors;
 pub mod fault_proxy;

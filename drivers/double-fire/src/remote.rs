@@ -16,13 +16,14 @@ use std::time::{Duration, Instant};
 
 use kitchen::Action;
 
-use super::checks::{CheckId, Checks, Intent, Seen, short};
+use super::actions::{AtProvider, Counted, Intent, Plan};
+use super::checks::{CheckId, Checks, Seen, short};
 use super::doors::{Answer, Door};
 use super::remote_attempts::Attempts;
 use super::report::CheckResult;
 use super::write::{Ticket, Write};
 use super::{CRASH_BEFORE_DISPATCH, ProviderTarget};
-use provider_sim::{ChangeKind, Counts, Fault, FaultOn, FaultRule, SimClient};
+use provider_sim::{Counts, Fault, FaultRule, SimClient};
 
 /// Pause between a caller's retries of an unknown outcome.
 const RETRY_PAUSE: Duration = Duration::from_millis(200);
@@ -43,103 +44,22 @@ struct Aim {
     intent: Intent,
     ticket: Ticket,
     provider_ticket: Option<String>,
+    at_provider: Option<AtProvider>,
 }
 
 impl Aim {
-    /// The simulator's request kind this write arrives as; none for an
-    /// action the provider has nothing like (it never arrives).
-    fn fault_on(&self) -> Option<FaultOn> {
-        match self.action {
-            Action::CreateTicket => Some(FaultOn::Create),
-            Action::UpdateTicket => Some(FaultOn::Update),
-            Action::TransitionTicket => Some(FaultOn::Transition),
-            Action::AddComment => Some(FaultOn::Comment),
-            Action::AddLabel | Action::RemoveLabel => None,
-        }
-    }
-
     /// Effects of this action the provider holds for the check: tickets
     /// with its title, or change records of its kind (comments) on its
     /// ticket.
     fn at_provider(&self, counts: &Counts) -> usize {
-        let on = |kind| {
-            self.provider_ticket
-                .as_deref()
-                .map_or(0, |id| counts.changes_on_ticket(kind, id))
-        };
-        match self.action {
-            Action::CreateTicket => counts.tickets_titled(&self.ticket.title),
-            Action::UpdateTicket => on(ChangeKind::Update),
-            Action::TransitionTicket => on(ChangeKind::Transition),
-            Action::AddComment => self
-                .provider_ticket
-                .as_deref()
-                .map_or(0, |id| counts.comments_on_ticket(id)),
-            // The provider keeps no labels.
-            Action::AddLabel | Action::RemoveLabel => 0,
+        let on_ticket =
+            |count: &dyn Fn(&str) -> usize| self.provider_ticket.as_deref().map_or(0, count);
+        match self.at_provider.map(|at| at.counted) {
+            None => 0,
+            Some(Counted::Tickets) => counts.tickets_titled(&self.ticket.title),
+            Some(Counted::Changes(kind)) => on_ticket(&|id| counts.changes_on_ticket(kind, id)),
+            Some(Counted::Comments) => on_ticket(&|id| counts.comments_on_ticket(id)),
         }
-    }
-
-    /// A second intended effect with a key of its own, after the first: a
-    /// ticket with the same content, an edit or a move on from there, the
-    /// same comment again (two keys are two comments, whatever they say).
-    fn another(&self) -> Write {
-        match &self.intent.write {
-            Write::Create(ticket) => Write::Create(ticket.clone()),
-            Write::Update { ticket_id, .. } => Write::Update {
-                ticket_id: ticket_id.clone(),
-                title: format!("{} (edited again)", self.ticket.title),
-                expected_version: None,
-            },
-            Write::Transition { ticket_id, .. } => Write::Transition {
-                ticket_id: ticket_id.clone(),
-                to: kitchen::TicketStatus::Resolved.as_str().into(),
-                reason: None,
-            },
-            Write::Comment { ticket_id, body } => Write::Comment {
-                ticket_id: ticket_id.clone(),
-                body: body.clone(),
-            },
-            Write::AddLabel { ticket_id, label } => Write::AddLabel {
-                ticket_id: ticket_id.clone(),
-                label: format!("{label}-again"),
-            },
-            Write::RemoveLabel { ticket_id, label } => Write::RemoveLabel {
-                ticket_id: ticket_id.clone(),
-                label: format!("{label}-again"),
-            },
-        }
-    }
-}
-
-/// The plainest write of `action` on `ticket_id` (made from `ticket`), with
-/// nothing prepared for it.
-fn plain_write(action: Action, ticket: &Ticket, ticket_id: &str) -> Write {
-    let ticket_id = ticket_id.to_owned();
-    match action {
-        Action::CreateTicket => Write::Create(ticket.clone()),
-        Action::UpdateTicket => Write::Update {
-            ticket_id,
-            title: format!("{} (edited)", ticket.title),
-            expected_version: None,
-        },
-        Action::TransitionTicket => Write::Transition {
-            ticket_id,
-            to: kitchen::TicketStatus::InProgress.as_str().into(),
-            reason: None,
-        },
-        Action::AddComment => Write::Comment {
-            ticket_id,
-            body: ticket.title.clone(),
-        },
-        Action::AddLabel => Write::AddLabel {
-            ticket_id,
-            label: "double-fire".into(),
-        },
-        Action::RemoveLabel => Write::RemoveLabel {
-            ticket_id,
-            label: "double-fire".into(),
-        },
     }
 }
 
@@ -241,7 +161,11 @@ impl<'a> RemoteChecks<'a> {
             title: format!("{} {}", ticket.title, ticket.project_id),
             ..ticket
         };
-        let intent = self.checks.intent_on(action, ticket.clone()).await?;
+        let Plan {
+            intent,
+            at_provider,
+            ..
+        } = self.checks.prepared(action, ticket.clone()).await?;
         let provider_ticket = match intent.subject() {
             None => None,
             Some(subject) => Some(
@@ -257,6 +181,7 @@ impl<'a> RemoteChecks<'a> {
             intent,
             ticket,
             provider_ticket,
+            at_provider,
         })
     }
 
@@ -334,7 +259,7 @@ impl<'a> RemoteChecks<'a> {
     /// Schedules `fault` for the next request of the aim's kind on its
     /// ticket (matched by the unique project id in the ticket's title).
     async fn fault_on(&self, aim: &Aim, fault: Fault) -> Result<(), String> {
-        let Some(on) = aim.fault_on() else {
+        let Some(on) = aim.at_provider.map(|at| at.request) else {
             return Err(format!("{} never reaches the provider", aim.action));
         };
         self.sim
@@ -356,7 +281,9 @@ impl<'a> RemoteChecks<'a> {
         let first = self
             .write(door, &self.checks.key(), &aim.intent.write)
             .await;
-        let second = self.write(door, &self.checks.key(), &aim.another()).await;
+        let second = self
+            .write(door, &self.checks.key(), &aim.intent.another)
+            .await;
         let ok =
             matches!(first, Answer::Created { .. }) && matches!(second, Answer::Created { .. });
         let detail = format!(
@@ -374,20 +301,21 @@ impl<'a> RemoteChecks<'a> {
         let slug = "refused-without-provider";
         let name = Self::name(action, slug, door);
         let ticket = self.checks.ticket(&name);
-        let ticket_id = match self.checks.subject(action, &ticket).await {
-            Ok(id) => id,
+        // Nothing is prepared: what the plan prepares would be refused too.
+        let intent = match self.checks.plan(action, &ticket).await {
+            Ok(plan) => plan.intent,
             Err(why) => return broken(10, action, door, slug, why),
         };
-        let write = plain_write(action, &ticket, &ticket_id);
+        let (write, ticket_id) = (&intent.write, intent.subject().unwrap_or_default());
         let key = self.checks.key();
-        let first = self.write(door, &key, &write).await;
-        let again = self.write(door, &key, &write).await;
+        let first = self.write(door, &key, write).await;
+        let again = self.write(door, &key, write).await;
         let refusal = match door {
             Door::Rest => "409 not-supported-by-provider",
             Door::Mcp => "not_supported_by_provider",
         };
         let refused = |answer: &Answer| *answer == Answer::Refused(refusal.into());
-        let version = self.checks.version_of(&ticket_id).await;
+        let version = self.checks.version_of(ticket_id).await;
         let untouched = version == Ok(kitchen::Version::FIRST.get());
         let detail = format!(
             "first: {}, same key again: {}, the ticket's version after: {version:?}",

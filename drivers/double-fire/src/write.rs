@@ -1,6 +1,9 @@
 //! What the driver asks a door for: one request of one of the service's
 //! write actions ([`Write`]), as REST sends it and as MCP's tool takes it.
-//! The one place the driver spells out each action's request.
+//! A `Write` is data, the same shape for every action, so sending one and
+//! reading its answer is written once (`doors.rs`); each action's request
+//! is spelt out where the driver plans its checks (`actions.rs`), and a
+//! create's here, since every check makes tickets.
 
 use kitchen::Action;
 use reqwest::Method;
@@ -17,164 +20,105 @@ pub struct Ticket {
 
 /// A write to ask a door for: one request of one of the service's actions.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Write {
-    /// `create_ticket`: `POST /v1/tickets`.
-    Create(Ticket),
-    /// `update_ticket`: `PATCH /v1/tickets/{id}` setting the title, with
-    /// `If-Match` (MCP `expected_version`) when a version is expected.
-    Update {
-        /// The ticket to edit.
-        ticket_id: String,
-        /// Its new title.
-        title: String,
-        /// Only if the ticket is still at this version.
-        expected_version: Option<i64>,
-    },
-    /// `transition_ticket`: `POST /v1/tickets/{id}/transitions`.
-    Transition {
-        /// The ticket to move.
-        ticket_id: String,
-        /// The status to move it to, e.g. `in_progress`.
-        to: String,
-        /// Why.
-        reason: Option<String>,
-    },
-    /// `add_comment`: `POST /v1/tickets/{id}/comments`.
-    Comment {
-        /// The ticket to comment on.
-        ticket_id: String,
-        /// The comment.
-        body: String,
-    },
-    /// `add_label`: `POST /v1/tickets/{id}/labels`.
-    AddLabel {
-        /// The ticket to label.
-        ticket_id: String,
-        /// The label.
-        label: String,
-    },
-    /// `remove_label`: `DELETE /v1/tickets/{id}/labels/{label}`.
-    RemoveLabel {
-        /// The ticket to take the label off.
-        ticket_id: String,
-        /// The label.
-        label: String,
-    },
+pub struct Write {
+    action: Action,
+    rest: Rest,
+    mcp_arguments: Value,
+    mcp_resource: &'static str,
 }
 
-impl Write {
-    /// The action this write is.
-    pub fn action(&self) -> Action {
-        match self {
-            Write::Create(_) => Action::CreateTicket,
-            Write::Update { .. } => Action::UpdateTicket,
-            Write::Transition { .. } => Action::TransitionTicket,
-            Write::Comment { .. } => Action::AddComment,
-            Write::AddLabel { .. } => Action::AddLabel,
-            Write::RemoveLabel { .. } => Action::RemoveLabel,
+/// A write as the REST door takes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Rest {
+    pub(crate) method: Method,
+    /// From the root, e.g. `/v1/tickets`.
+    pub(crate) path: String,
+    /// The body and its content type; none where the path says it all.
+    pub(crate) body: Option<(&'static str, Value)>,
+    /// Only if the ticket is still at this version (`If-Match`).
+    pub(crate) if_match: Option<i64>,
+    /// The status a performed (or replayed) write answers with.
+    pub(crate) performed: u16,
+}
+
+impl Rest {
+    /// A request with a JSON body, unconditional.
+    pub(crate) fn json(method: Method, path: String, body: Value, performed: u16) -> Self {
+        Self::with_body(method, path, "application/json", body, performed)
+    }
+
+    /// A request with a body of `content_type`, unconditional.
+    pub(crate) fn with_body(
+        method: Method,
+        path: String,
+        content_type: &'static str,
+        body: Value,
+        performed: u16,
+    ) -> Self {
+        Self {
+            method,
+            path,
+            body: Some((content_type, body)),
+            if_match: None,
+            performed,
         }
     }
 
-    /// The REST request: method, path, body, content type, and the status
-    /// a performed (or replayed) write answers with.
-    pub(crate) fn rest(&self) -> (Method, String, Value, &'static str, u16) {
-        const JSON: &str = "application/json";
-        match self {
-            Write::Create(t) => (
-                Method::POST,
-                "/v1/tickets".into(),
-                json!({"project_id": t.project_id, "title": t.title}),
-                JSON,
-                201,
-            ),
-            Write::Update {
-                ticket_id, title, ..
-            } => (
-                Method::PATCH,
-                format!("/v1/tickets/{ticket_id}"),
-                json!({"title": title}),
-                "application/merge-patch+json",
-                200,
-            ),
-            Write::Transition {
-                ticket_id,
-                to,
-                reason,
-            } => (
-                Method::POST,
-                format!("/v1/tickets/{ticket_id}/transitions"),
-                with_reason(json!({"to": to}), reason),
-                JSON,
-                200,
-            ),
-            Write::Comment { ticket_id, body } => (
-                Method::POST,
-                format!("/v1/tickets/{ticket_id}/comments"),
-                json!({"body": body}),
-                JSON,
-                201,
-            ),
-            Write::AddLabel { ticket_id, label } => (
-                Method::POST,
-                format!("/v1/tickets/{ticket_id}/labels"),
-                json!({"label": label}),
-                JSON,
-                200,
-            ),
-            // No body: the label is in the path.
-            Write::RemoveLabel { ticket_id, label } => (
-                Method::DELETE,
-                format!("/v1/tickets/{ticket_id}/labels/{label}"),
-                Value::Null,
-                JSON,
-                200,
-            ),
+    /// Only if the ticket is still at `version`, when one is given.
+    pub(crate) fn if_match(self, version: Option<i64>) -> Self {
+        Self {
+            if_match: version,
+            ..self
         }
+    }
+}
+
+impl Write {
+    /// `action` as REST sends it and as MCP's tool takes it (its
+    /// arguments without `operation_id`); the MCP result carries what the
+    /// write made or changed under `mcp_resource` (`ticket`, `comment`).
+    pub(crate) fn new(
+        action: Action,
+        rest: Rest,
+        mcp_arguments: Value,
+        mcp_resource: &'static str,
+    ) -> Self {
+        Self {
+            action,
+            rest,
+            mcp_arguments,
+            mcp_resource,
+        }
+    }
+
+    /// `create_ticket`: `POST /v1/tickets`.
+    pub fn create(ticket: &Ticket) -> Self {
+        let body = json!({"project_id": ticket.project_id, "title": ticket.title});
+        Self::new(
+            Action::CreateTicket,
+            Rest::json(Method::POST, "/v1/tickets".into(), body.clone(), 201),
+            body,
+            "ticket",
+        )
+    }
+
+    /// The action this write is.
+    pub fn action(&self) -> Action {
+        self.action
+    }
+
+    /// The REST request.
+    pub(crate) fn rest(&self) -> &Rest {
+        &self.rest
     }
 
     /// The MCP tool's arguments (without `operation_id`).
     pub(crate) fn mcp_arguments(&self) -> Value {
-        match self {
-            Write::Create(t) => json!({"project_id": t.project_id, "title": t.title}),
-            Write::Update {
-                ticket_id,
-                title,
-                expected_version,
-            } => {
-                let mut arguments = json!({"ticket_id": ticket_id, "title": title});
-                if let Some(version) = expected_version {
-                    arguments["expected_version"] = json!(version);
-                }
-                arguments
-            }
-            Write::Transition {
-                ticket_id,
-                to,
-                reason,
-            } => with_reason(json!({"ticket_id": ticket_id, "to": to}), reason),
-            Write::Comment { ticket_id, body } => json!({"ticket_id": ticket_id, "body": body}),
-            Write::AddLabel { ticket_id, label } | Write::RemoveLabel { ticket_id, label } => {
-                json!({"ticket_id": ticket_id, "label": label})
-            }
-        }
+        self.mcp_arguments.clone()
     }
 
     /// Where the MCP tool result carries what the write made or changed.
     pub(crate) fn mcp_resource(&self) -> &'static str {
-        match self.action() {
-            Action::AddComment => "comment",
-            Action::CreateTicket
-            | Action::UpdateTicket
-            | Action::TransitionTicket
-            | Action::AddLabel
-            | Action::RemoveLabel => "ticket",
-        }
+        self.mcp_resource
     }
-}
-
-fn with_reason(mut body: Value, reason: &Option<String>) -> Value {
-    if let Some(reason) = reason {
-        body["reason"] = json!(reason);
-    }
-    body
 }

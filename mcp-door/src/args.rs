@@ -19,14 +19,15 @@
 //! whose schema admits null and says that it removes the value.
 //!
 //! Every limit and enum in these schemas comes from the kitchen's own
-//! constants, never a retyped number.
+//! constants, never a retyped number. Each write tool's argument struct is
+//! in its own file under `actions/`; the read tools' are here.
 
 use std::borrow::Cow;
 use std::marker::PhantomData;
 
 use kitchen::{
-    FieldViolation, LABEL_PATTERN, MAX_ASSIGNEE_CHARS, MAX_COMMENT_CHARS, MAX_DESCRIPTION_CHARS,
-    MAX_KEY_LEN, MAX_REASON_CHARS, MAX_TITLE_CHARS, MIN_KEY_LEN, PageSize, TicketDraft,
+    FieldViolation, LABEL_PATTERN, MAX_DESCRIPTION_CHARS, MAX_KEY_LEN, MAX_TITLE_CHARS,
+    MIN_KEY_LEN, PageSize, TicketDraft,
 };
 use rmcp::ErrorData as McpError;
 use rmcp::handler::server::tool::schema_for_input;
@@ -38,7 +39,7 @@ use serde_json::Value;
 
 use crate::contract;
 use crate::result_text;
-use crate::results::{action_names, priority_names, status_names};
+use crate::results::{action_names, priority_names};
 
 /// The pattern of a project slug, as the kitchen's `ProjectId` checks it.
 const PROJECT_ID_PATTERN: &str = r"^[a-z0-9][a-z0-9_-]{0,63}$";
@@ -295,7 +296,9 @@ fn misread<T>(error: &str) -> McpError {
 
 /// Tells "sent as null" (`Some(None)`) from "left out" (`None`, through
 /// `#[serde(default)]`), for the arguments in [`ToolArgs::NULL_REMOVES`].
-fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Option<String>>, D::Error> {
+pub(crate) fn present<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Option<String>>, D::Error> {
     Option::<String>::deserialize(deserializer).map(Some)
 }
 
@@ -349,99 +352,6 @@ pub(crate) struct PreviewTicketArgs {
 }
 
 impl ToolArgs for PreviewTicketArgs {}
-
-/// `update_ticket` arguments: a merge patch of the ticket's fields.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub(crate) struct UpdateTicketArgs {
-    /// The ticket.
-    #[schemars(required, description = contract::TICKET_ID_ARG)]
-    pub(crate) ticket_id: Option<String>,
-    /// New title: one line, not blank.
-    #[schemars(length(min = 1, max = MAX_TITLE_CHARS))]
-    pub(crate) title: Option<String>,
-    /// New description.
-    #[serde(default, deserialize_with = "present")]
-    #[schemars(description = contract::NEW_DESCRIPTION_ARG, length(max = MAX_DESCRIPTION_CHARS))]
-    pub(crate) description: Option<Option<String>>,
-    /// New priority.
-    #[schemars(extend("enum" = priority_names()))]
-    pub(crate) priority: Option<String>,
-    /// New assignee.
-    #[serde(default, deserialize_with = "present")]
-    #[schemars(description = contract::ASSIGNEE_ARG, length(min = 1, max = MAX_ASSIGNEE_CHARS))]
-    pub(crate) assignee: Option<Option<String>>,
-    /// The version the caller expects.
-    #[schemars(description = contract::EXPECTED_VERSION_ARG, range(min = 1))]
-    // i64, as a version is: 0, -1 or 1e12 reach the kitchen's range check.
-    pub(crate) expected_version: Option<i64>,
-    /// The operation id.
-    #[schemars(required, description = contract::OPERATION_ID_ARG, length(min = MIN_KEY_LEN, max = MAX_KEY_LEN))]
-    pub(crate) operation_id: Option<String>,
-}
-
-impl ToolArgs for UpdateTicketArgs {
-    const NULL_REMOVES: &'static [&'static str] = &["description", "assignee"];
-}
-
-/// `transition_ticket` arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub(crate) struct TransitionTicketArgs {
-    /// The ticket.
-    #[schemars(required, description = contract::TICKET_ID_ARG)]
-    pub(crate) ticket_id: Option<String>,
-    /// The status to move to.
-    #[schemars(required, extend("enum" = status_names()))]
-    pub(crate) to: Option<String>,
-    /// Why, kept in the ticket's history.
-    #[schemars(length(max = MAX_REASON_CHARS))]
-    pub(crate) reason: Option<String>,
-    /// The version the caller expects, as in `update_ticket`.
-    #[schemars(description = contract::EXPECTED_VERSION_ARG, range(min = 1))]
-    pub(crate) expected_version: Option<i64>,
-    /// The operation id.
-    #[schemars(required, description = contract::OPERATION_ID_ARG, length(min = MIN_KEY_LEN, max = MAX_KEY_LEN))]
-    pub(crate) operation_id: Option<String>,
-}
-
-impl ToolArgs for TransitionTicketArgs {}
-
-/// `add_comment` arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub(crate) struct AddCommentArgs {
-    /// The ticket.
-    #[schemars(required, description = contract::TICKET_ID_ARG)]
-    pub(crate) ticket_id: Option<String>,
-    /// The comment's text, not blank.
-    #[schemars(required, length(min = 1, max = MAX_COMMENT_CHARS))]
-    pub(crate) body: Option<String>,
-    /// The version the caller expects, as in `update_ticket`.
-    #[schemars(description = contract::EXPECTED_VERSION_ARG, range(min = 1))]
-    pub(crate) expected_version: Option<i64>,
-    /// The operation id.
-    #[schemars(required, description = contract::OPERATION_ID_ARG, length(min = MIN_KEY_LEN, max = MAX_KEY_LEN))]
-    pub(crate) operation_id: Option<String>,
-}
-
-impl ToolArgs for AddCommentArgs {}
-
-/// `add_label` and `remove_label` arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub(crate) struct LabelArgs {
-    /// The ticket.
-    #[schemars(required, description = contract::TICKET_ID_ARG)]
-    pub(crate) ticket_id: Option<String>,
-    /// The label.
-    #[schemars(required, description = contract::LABEL_ARG, regex(pattern = LABEL_PATTERN))]
-    pub(crate) label: Option<String>,
-    /// The version the caller expects, as in `update_ticket`.
-    #[schemars(description = contract::EXPECTED_VERSION_ARG, range(min = 1))]
-    pub(crate) expected_version: Option<i64>,
-    /// The operation id.
-    #[schemars(required, description = contract::OPERATION_ID_ARG, length(min = MIN_KEY_LEN, max = MAX_KEY_LEN))]
-    pub(crate) operation_id: Option<String>,
-}
-
-impl ToolArgs for LabelArgs {}
 
 /// `get_operation_status` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -50,7 +50,9 @@
 //! - [`OpenWorld`] (`open_world`): which tools reach a provider on this
 //!   deployment's backend (their `openWorldHint`), read from the kitchen
 //!   once when the tools are built.
-//! - `args`, `results`: tool arguments and structured results.
+//! - `args`: reading a tool's arguments totally (each write tool's own
+//!   argument struct is in its file under `actions/`; the read tools' are
+//!   here); `results`: structured results.
 
 use std::sync::Arc;
 

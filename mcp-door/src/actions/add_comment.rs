@@ -1,13 +1,15 @@
 //! `add_comment`: a comment on a ticket.
 
-use kitchen::{Action, CommentDraft, TicketAt};
+use kitchen::{Action, CommentDraft, MAX_COMMENT_CHARS, MAX_KEY_LEN, MIN_KEY_LEN, TicketAt};
 use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::CallToolResponse;
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, tool, tool_router};
+use schemars::JsonSchema;
+use serde::Deserialize;
 
-use crate::args::{AddCommentArgs, Arguments, Read};
+use crate::args::{Arguments, Read, ToolArgs};
 use crate::contract;
 use crate::fields::{expected_version, named_ticket, no_ticket};
 use crate::outcomes::{Answered, comment_write_result, unexpected};
@@ -59,6 +61,25 @@ impl WriteTool for AddComment {
         answered(call.action, outcome, |o| comment_write_result(&key, o))
     }
 }
+
+/// `add_comment` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(crate) struct AddCommentArgs {
+    /// The ticket.
+    #[schemars(required, description = contract::TICKET_ID_ARG)]
+    pub(crate) ticket_id: Option<String>,
+    /// The comment's text, not blank.
+    #[schemars(required, length(min = 1, max = MAX_COMMENT_CHARS))]
+    pub(crate) body: Option<String>,
+    /// The version the caller expects, as in `update_ticket`.
+    #[schemars(description = contract::EXPECTED_VERSION_ARG, range(min = 1))]
+    pub(crate) expected_version: Option<i64>,
+    /// The operation id.
+    #[schemars(required, description = contract::OPERATION_ID_ARG, length(min = MIN_KEY_LEN, max = MAX_KEY_LEN))]
+    pub(crate) operation_id: Option<String>,
+}
+
+impl ToolArgs for AddCommentArgs {}
 
 #[tool_router(router = add_comment_tool, vis = "pub(crate)")]
 impl TicketTools {

@@ -1,14 +1,16 @@
 //! `add_label`: a label put on a ticket; and what `remove_label` shares
 //! with it (the same arguments, read the same way).
 
-use kitchen::{Action, LabelDraft, TicketAt};
+use kitchen::{Action, LABEL_PATTERN, LabelDraft, MAX_KEY_LEN, MIN_KEY_LEN, TicketAt};
 use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::CallToolResponse;
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, tool, tool_router};
+use schemars::JsonSchema;
+use serde::Deserialize;
 
-use crate::args::{Arguments, LabelArgs, Read};
+use crate::args::{Arguments, Read, ToolArgs};
 use crate::contract;
 use crate::fields::{expected_version, named_ticket, no_ticket};
 use crate::outcomes::{Answered, ticket_write_result, unexpected};
@@ -81,6 +83,25 @@ pub(super) async fn relabel(
         ticket_write_result(call.action, &key, o)
     })
 }
+
+/// `add_label` and `remove_label` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(crate) struct LabelArgs {
+    /// The ticket.
+    #[schemars(required, description = contract::TICKET_ID_ARG)]
+    pub(crate) ticket_id: Option<String>,
+    /// The label.
+    #[schemars(required, description = contract::LABEL_ARG, regex(pattern = LABEL_PATTERN))]
+    pub(crate) label: Option<String>,
+    /// The version the caller expects, as in `update_ticket`.
+    #[schemars(description = contract::EXPECTED_VERSION_ARG, range(min = 1))]
+    pub(crate) expected_version: Option<i64>,
+    /// The operation id.
+    #[schemars(required, description = contract::OPERATION_ID_ARG, length(min = MIN_KEY_LEN, max = MAX_KEY_LEN))]
+    pub(crate) operation_id: Option<String>,
+}
+
+impl ToolArgs for LabelArgs {}
 
 #[tool_router(router = add_label_tool, vis = "pub(crate)")]
 impl TicketTools {

@@ -8,8 +8,8 @@ use rmcp::model::CallToolResponse;
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, tool, tool_router};
 
-use super::add_label::{Relabel, relabel};
-use crate::args::{Arguments, LabelArgs};
+use super::add_label::{LabelArgs, Relabel, relabel};
+use crate::args::Arguments;
 use crate::contract;
 use crate::outcomes::Answered;
 use crate::results::TicketWriteResult;

@@ -1,17 +1,19 @@
 //! `transition_ticket`: a move to another status.
 
-use kitchen::{Action, TicketAt, TransitionDraft};
+use kitchen::{Action, MAX_KEY_LEN, MAX_REASON_CHARS, MIN_KEY_LEN, TicketAt, TransitionDraft};
 use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::CallToolResponse;
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, tool, tool_router};
+use schemars::JsonSchema;
+use serde::Deserialize;
 
-use crate::args::{Arguments, Read, TransitionTicketArgs};
+use crate::args::{Arguments, Read, ToolArgs};
 use crate::contract;
 use crate::fields::{expected_version, named_ticket, no_ticket};
 use crate::outcomes::{Answered, ticket_write_result, unexpected};
-use crate::results::TicketWriteResult;
+use crate::results::{TicketWriteResult, status_names};
 use crate::tools::TicketTools;
 use crate::writes::{WriteCall, WriteTool, answered, keyed, refused_arguments, unknown_ticket};
 
@@ -64,6 +66,28 @@ impl WriteTool for TransitionTicket {
         })
     }
 }
+
+/// `transition_ticket` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(crate) struct TransitionTicketArgs {
+    /// The ticket.
+    #[schemars(required, description = contract::TICKET_ID_ARG)]
+    pub(crate) ticket_id: Option<String>,
+    /// The status to move to.
+    #[schemars(required, extend("enum" = status_names()))]
+    pub(crate) to: Option<String>,
+    /// Why, kept in the ticket's history.
+    #[schemars(length(max = MAX_REASON_CHARS))]
+    pub(crate) reason: Option<String>,
+    /// The version the caller expects, as in `update_ticket`.
+    #[schemars(description = contract::EXPECTED_VERSION_ARG, range(min = 1))]
+    pub(crate) expected_version: Option<i64>,
+    /// The operation id.
+    #[schemars(required, description = contract::OPERATION_ID_ARG, length(min = MIN_KEY_LEN, max = MAX_KEY_LEN))]
+    pub(crate) operation_id: Option<String>,
+}
+
+impl ToolArgs for TransitionTicketArgs {}
 
 #[tool_router(router = transition_ticket_tool, vis = "pub(crate)")]
 impl TicketTools {

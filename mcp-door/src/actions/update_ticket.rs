@@ -1,18 +1,23 @@
 //! `update_ticket`: a merge patch of a ticket's fields, where a null
 //! description or assignee removes it.
 
-use kitchen::{Action, TicketPatch, TicketUpdate};
+use kitchen::{
+    Action, MAX_ASSIGNEE_CHARS, MAX_DESCRIPTION_CHARS, MAX_KEY_LEN, MAX_TITLE_CHARS, MIN_KEY_LEN,
+    TicketPatch, TicketUpdate,
+};
 use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::CallToolResponse;
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, tool, tool_router};
+use schemars::JsonSchema;
+use serde::Deserialize;
 
-use crate::args::{Arguments, Read, UpdateTicketArgs};
+use crate::args::{Arguments, Read, ToolArgs, present};
 use crate::contract;
 use crate::fields::{expected_version, named_ticket, no_ticket};
 use crate::outcomes::{Answered, ticket_write_result, unexpected};
-use crate::results::TicketWriteResult;
+use crate::results::{TicketWriteResult, priority_names};
 use crate::tools::TicketTools;
 use crate::writes::{WriteCall, WriteTool, answered, keyed, refused_arguments, unknown_ticket};
 
@@ -64,6 +69,39 @@ impl WriteTool for UpdateTicket {
             ticket_write_result(call.action, &key, o)
         })
     }
+}
+
+/// `update_ticket` arguments: a merge patch of the ticket's fields.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(crate) struct UpdateTicketArgs {
+    /// The ticket.
+    #[schemars(required, description = contract::TICKET_ID_ARG)]
+    pub(crate) ticket_id: Option<String>,
+    /// New title: one line, not blank.
+    #[schemars(length(min = 1, max = MAX_TITLE_CHARS))]
+    pub(crate) title: Option<String>,
+    /// New description.
+    #[serde(default, deserialize_with = "present")]
+    #[schemars(description = contract::NEW_DESCRIPTION_ARG, length(max = MAX_DESCRIPTION_CHARS))]
+    pub(crate) description: Option<Option<String>>,
+    /// New priority.
+    #[schemars(extend("enum" = priority_names()))]
+    pub(crate) priority: Option<String>,
+    /// New assignee.
+    #[serde(default, deserialize_with = "present")]
+    #[schemars(description = contract::ASSIGNEE_ARG, length(min = 1, max = MAX_ASSIGNEE_CHARS))]
+    pub(crate) assignee: Option<Option<String>>,
+    /// The version the caller expects.
+    #[schemars(description = contract::EXPECTED_VERSION_ARG, range(min = 1))]
+    // i64, as a version is: 0, -1 or 1e12 reach the kitchen's range check.
+    pub(crate) expected_version: Option<i64>,
+    /// The operation id.
+    #[schemars(required, description = contract::OPERATION_ID_ARG, length(min = MIN_KEY_LEN, max = MAX_KEY_LEN))]
+    pub(crate) operation_id: Option<String>,
+}
+
+impl ToolArgs for UpdateTicketArgs {
+    const NULL_REMOVES: &'static [&'static str] = &["description", "assignee"];
 }
 
 #[tool_router(router = update_ticket_tool, vis = "pub(crate)")]

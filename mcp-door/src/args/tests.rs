@@ -1,6 +1,10 @@
 use serde_json::json;
 
 use super::*;
+use crate::actions::add_comment::AddCommentArgs;
+use crate::actions::add_label::LabelArgs;
+use crate::actions::transition_ticket::TransitionTicketArgs;
+use crate::actions::update_ticket::UpdateTicketArgs;
 
 fn read_as<T: ToolArgs>(args: Value) -> Read<T> {
     let args: Arguments<T> = serde_json::from_value(args).expect("any object is read");

@@ -1,28 +1,16 @@
 //! The writes, by the names the contract gives them: each key is
 //! scoped to one of them, and the status lookup is addressed by it.
+//! [`Action`] itself is derived from [`WriteRequest`]'s kinds
+//! (`requests.rs`); here is what the client knows of each.
+//!
+//! [`WriteRequest`]: crate::WriteRequest
 
 use std::fmt;
 use std::str::FromStr;
 
-use serde::{Deserialize, Serialize};
+use strum::VariantArray;
 
-/// A write action.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Action {
-    /// `POST /v1/tickets`.
-    CreateTicket,
-    /// `PATCH /v1/tickets/{id}`.
-    UpdateTicket,
-    /// `POST /v1/tickets/{id}/transitions`.
-    TransitionTicket,
-    /// `POST /v1/tickets/{id}/comments`.
-    AddComment,
-    /// `POST /v1/tickets/{id}/labels`.
-    AddLabel,
-    /// `DELETE /v1/tickets/{id}/labels/{label}`.
-    RemoveLabel,
-}
+pub use crate::requests::Action;
 
 /// What a write's success answers with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,27 +31,23 @@ impl Made {
     }
 }
 
-/// The client's one table of actions, in `Action` order: each one's
-/// contract name and what it answers with. A test checks the names
-/// against the server's OpenAPI document.
-const TABLE: [(Action, &str, Made); 6] = [
-    (Action::CreateTicket, "create_ticket", Made::Ticket),
-    (Action::UpdateTicket, "update_ticket", Made::Ticket),
-    (Action::TransitionTicket, "transition_ticket", Made::Ticket),
-    (Action::AddComment, "add_comment", Made::Comment),
-    (Action::AddLabel, "add_label", Made::Ticket),
-    (Action::RemoveLabel, "remove_label", Made::Ticket),
-];
-
 impl Action {
-    /// Every action.
-    pub const ALL: [Action; 6] = [
-        TABLE[0].0, TABLE[1].0, TABLE[2].0, TABLE[3].0, TABLE[4].0, TABLE[5].0,
-    ];
+    /// Every action, in the order [`WriteRequest`](crate::WriteRequest)'s
+    /// kinds are declared.
+    pub const ALL: [Action; <Action as VariantArray>::VARIANTS.len()] = {
+        let variants = <Action as VariantArray>::VARIANTS;
+        let mut all = [Action::CreateTicket; <Action as VariantArray>::VARIANTS.len()];
+        let mut i = 0;
+        while i < all.len() {
+            all[i] = variants[i];
+            i += 1;
+        }
+        all
+    };
 
     /// The contract's name, e.g. `create_ticket`.
     pub fn as_str(self) -> &'static str {
-        TABLE[self as usize].1
+        self.into()
     }
 
     /// The action named `name`, if there is one.
@@ -72,9 +56,16 @@ impl Action {
     }
 
     /// What a successful answer carries: a ticket for the ticket writes, a
-    /// comment for `add_comment`.
+    /// comment for `add_comment`. The client's one `match` on its actions.
     pub fn made(self) -> Made {
-        TABLE[self as usize].2
+        match self {
+            Action::AddComment => Made::Comment,
+            Action::CreateTicket
+            | Action::UpdateTicket
+            | Action::TransitionTicket
+            | Action::AddLabel
+            | Action::RemoveLabel => Made::Ticket,
+        }
     }
 
     /// [`Action::made`], by name: `ticket` or `comment`.
@@ -103,13 +94,6 @@ impl fmt::Display for Action {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_table_is_in_action_order() {
-        for (i, (action, _, _)) in TABLE.iter().enumerate() {
-            assert_eq!(*action as usize, i, "{action:?}");
-        }
-    }
 
     #[test]
     fn names_round_trip() {

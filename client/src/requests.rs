@@ -5,7 +5,6 @@
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::action::Action;
 use crate::resources::{Priority, TicketId, TicketStatus};
 
 /// A ticket to create.
@@ -108,8 +107,26 @@ pub struct TicketPatch {
 
 /// One write, with everything it sends. This is what the journal keeps,
 /// beside the key, so that a resumed entry sends the same request.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+///
+/// Its kinds are the client's [`Action`]s, derived: a new variant here is
+/// a new action, named by the variant in snake case (`AddComment` is
+/// `add_comment`), as the server names it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, strum::EnumDiscriminants)]
 #[serde(tag = "action", rename_all = "snake_case")]
+#[strum_discriminants(
+    name(Action),
+    vis(pub),
+    doc = "A write action, by the name the contract gives it: each key is scoped to one, and the status lookup is addressed by it. One per kind of `WriteRequest`.",
+    derive(
+        Hash,
+        Serialize,
+        Deserialize,
+        strum::IntoStaticStr,
+        strum::VariantArray
+    ),
+    serde(rename_all = "snake_case"),
+    strum(serialize_all = "snake_case")
+)]
 pub enum WriteRequest {
     /// Create a ticket.
     CreateTicket {
@@ -162,14 +179,7 @@ pub enum WriteRequest {
 impl WriteRequest {
     /// Its action.
     pub fn action(&self) -> Action {
-        match self {
-            WriteRequest::CreateTicket { .. } => Action::CreateTicket,
-            WriteRequest::UpdateTicket { .. } => Action::UpdateTicket,
-            WriteRequest::TransitionTicket { .. } => Action::TransitionTicket,
-            WriteRequest::AddComment { .. } => Action::AddComment,
-            WriteRequest::AddLabel { .. } => Action::AddLabel,
-            WriteRequest::RemoveLabel { .. } => Action::RemoveLabel,
-        }
+        self.into()
     }
 }
 

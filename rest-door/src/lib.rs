@@ -18,11 +18,15 @@
 //!   scope each route needs, from the same policy.
 //! - [`error`]: [`RestError`], the one enum of failures and its one status
 //!   match; [`problem`]: the problem document and its kinds.
-//! - `routes`: one module per resource (tickets, transitions, comments,
-//!   history, operations, health, problems, telemetry: `/metrics` and
-//!   `/v1/stats`); `routes::writes` is what every write shares (the
-//!   attempt, the key, the one translation of an outcome), `routes::pages`
-//!   how lists are paged.
+//! - `actions`: one file per write route, mirroring the kitchen's actions
+//!   (`actions/add_comment.rs`: `POST /v1/tickets/{id}/comments`): its
+//!   OpenAPI definition, the body it reads, the kitchen call, which answer
+//!   its success is.
+//! - `routes`: the reads, one module per resource (tickets, comments,
+//!   history, operations), and the service's own routes (health, problems,
+//!   discovery, telemetry: `/metrics` and `/v1/stats`); `routes::writes` is
+//!   what every write shares (the attempt, the key, the one translation of
+//!   an outcome), `routes::pages` how lists are paged.
 //! - `idempotency_key`, `json_body`, `versions`: reading the key header,
 //!   the body, and `If-Match` (and writing `ETag`).
 //! - `schema`: the bodies as the OpenAPI document describes them, their
@@ -46,6 +50,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 mod access_doc;
+mod actions;
 pub mod auth;
 pub mod error;
 mod idempotency_key;
@@ -108,12 +113,18 @@ struct ApiDoc;
 /// Routes that need a tenant.
 fn v1_routes() -> OpenApiRouter<DoorState> {
     OpenApiRouter::new()
-        .routes(routes!(routes::tickets::create, routes::tickets::list))
-        .routes(routes!(routes::tickets::get, routes::tickets::update))
-        .routes(routes!(routes::transitions::transition))
-        .routes(routes!(routes::labels::add))
-        .routes(routes!(routes::labels::remove))
-        .routes(routes!(routes::comments::add, routes::comments::list))
+        .routes(routes!(
+            actions::create_ticket::create,
+            routes::tickets::list
+        ))
+        .routes(routes!(
+            routes::tickets::get,
+            actions::update_ticket::update
+        ))
+        .routes(routes!(actions::transition_ticket::transition))
+        .routes(routes!(actions::add_label::add))
+        .routes(routes!(actions::remove_label::remove))
+        .routes(routes!(actions::add_comment::add, routes::comments::list))
         .routes(routes!(routes::comments::get))
         .routes(routes!(routes::history::list))
         .routes(routes!(routes::operations::get))

@@ -1,5 +1,5 @@
-//! `POST /v1/tickets/{id}/transitions`: move a ticket through the status
-//! machine.
+//! `transition_ticket`: `POST /v1/tickets/{id}/transitions`, a move
+//! through the status machine.
 
 use axum::Extension;
 use axum::body::Bytes;

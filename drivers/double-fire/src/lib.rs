@@ -55,7 +55,8 @@
 //! except a create's). Their ground truth is the simulator's own count: of
 //! tickets per title for a create; of change records of the action's kind,
 //! or of comments, on the ticket made for the check otherwise. The server's
-//! local copy must show the same.
+//! local copy must show the same. Without a simulator they are reported
+//! as skipped, one line each, saying what they need.
 //!
 //! | # | check | what it proves |
 //! |---|---|---|
@@ -258,8 +259,9 @@ impl Checks<'_> {
         if creates && self.wants(9) {
             results.push(self.two_instances().await);
         }
-        if let Some(provider) = &self.target().provider {
-            results.extend(RemoteChecks::new(self, provider).all().await);
+        match &self.target().provider {
+            Some(provider) => results.extend(RemoteChecks::new(self, provider).all().await),
+            None => results.extend(remote::not_run(self)),
         }
         // Against a provider, an action it has nothing like is refused
         // (check 10 proves it), so it has no effect for these to count:

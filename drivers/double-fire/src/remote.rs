@@ -63,6 +63,36 @@ impl Aim {
     }
 }
 
+/// Checks 10 to 17 by number and name, for the lines that say they were
+/// not run.
+const CHECKS: [(u8, &str); 8] = [
+    (10, "new-requests-not-deduplicated"),
+    (11, "provider-5xx-before-commit"),
+    (12, "commit-then-drop, commit-then-500"),
+    (13, "timeout-provider-finishes-later"),
+    (14, "provider-unreachable"),
+    (15, "provider-rejects"),
+    (16, "past-dedup-window"),
+    (17, "crash-before-dispatch"),
+];
+
+/// Without a provider simulator checks 10 to 17 cannot run: one skipped
+/// line each (those `--only` leaves in), saying what they need, rather
+/// than nothing.
+pub(crate) fn not_run(checks: &Checks<'_>) -> Vec<CheckResult> {
+    CHECKS
+        .into_iter()
+        .filter(|(number, _)| checks.wants(*number))
+        .map(|(number, name)| {
+            Checks::skip(
+                CheckId::create(number, format!("{name} (every action)")),
+                "needs a server with the remote ticket backend and the provider simulator \
+                 (--provider-url)",
+            )
+        })
+        .collect()
+}
+
 impl<'a> RemoteChecks<'a> {
     pub(crate) fn new(checks: &'a Checks<'a>, provider: &'a ProviderTarget) -> Self {
         Self {

@@ -147,6 +147,19 @@ async fn the_full_matrix_passes(db: TestDatabase) {
             "one SQLite instance: no check 9"
         );
     }
+    // No provider simulator here: checks 10 to 17 are reported as
+    // skipped, one line each, saying what they need.
+    for number in 10..=17 {
+        assert_eq!(verdicts(&report, number), [Verdict::Skip], "check {number}");
+    }
+    let summary = report.summary();
+    assert!(
+        summary.lines().any(
+            |l| l.starts_with("skipped 10, 11, 12, 13, 14, 15, 16, 17: ")
+                && l.contains("--provider-url")
+        ),
+        "{summary}"
+    );
     assert_window_check_skipped_visibly(&report);
 }
 

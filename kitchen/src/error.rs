@@ -81,14 +81,54 @@ impl KitchenError {
 }
 
 /// `error: cause: cause…` on one line: how every log and every door writes
-/// an error with its causes.
+/// an error with its causes. A cause the message before it already ends
+/// with (an I/O error wrapped by one that prints it) is said once.
 pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
     let mut chain = error.to_string();
+    let mut last = chain.clone();
     let mut source = error.source();
     while let Some(cause) = source {
-        chain.push_str(": ");
-        chain.push_str(&cause.to_string());
+        let said = cause.to_string();
+        if !last.ends_with(&said) {
+            chain.push_str(": ");
+            chain.push_str(&said);
+            last = said;
+        }
         source = cause.source();
     }
     chain
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug)]
+    struct Layer(&'static str, Option<Box<Layer>>);
+
+    impl std::fmt::Display for Layer {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str(self.0)
+        }
+    }
+
+    impl std::error::Error for Layer {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            self.1.as_deref().map(|l| l as _)
+        }
+    }
+
+    #[test]
+    fn a_chain_is_one_line_and_says_a_repeated_cause_once() {
+        let io = Layer("File exists", None);
+        let wrapped = Layer("error communicating: File exists", Some(Box::new(io)));
+        let top = Layer(
+            "cannot open the database",
+            Some(Box::new(Layer("database error", Some(Box::new(wrapped))))),
+        );
+        assert_eq!(
+            error_chain(&top),
+            "cannot open the database: database error: error communicating: File exists"
+        );
+    }
 }

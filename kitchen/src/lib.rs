@@ -115,7 +115,7 @@ pub use domain::precondition::TicketAt;
 pub use domain::scope::{Scope, Scopes};
 pub use domain::status::TicketStatus;
 pub use domain::tenant::{
-    Actor, Caller, Credential, IssuedToken, Tenant, TenantId, TenantName, TokenId,
+    Actor, Caller, Credential, IssuedToken, Tenant, TenantId, TenantName, TokenId, TokenInfo,
 };
 pub use domain::ticket::{
     Assignee, Description, MAX_ASSIGNEE_CHARS, MAX_DESCRIPTION_CHARS, MAX_TITLE_CHARS, NewTicket,

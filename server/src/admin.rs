@@ -4,7 +4,7 @@
 use std::net::SocketAddr;
 
 use anyhow::{Context, bail};
-use kitchen::{Issuer, Kitchen, Scopes, Subject, TenantName, TokenId};
+use kitchen::{Issuer, Kitchen, Scopes, Subject, TenantName, TokenId, rfc3339};
 
 use crate::cli::{DEFAULT_DATABASE_URL, OAuthCommand};
 
@@ -54,6 +54,70 @@ pub async fn revoke_token(kitchen: &Kitchen, id: &str) -> anyhow::Result<()> {
     } else {
         bail!("no live token with id {id} (unknown, or already revoked)")
     }
+}
+
+/// `tenant list`: one tenant per line on stdout, by name, under a header.
+pub async fn list_tenants(kitchen: &Kitchen) -> anyhow::Result<()> {
+    let tenants = kitchen.tenants().await?;
+    if tenants.is_empty() {
+        eprintln!("No tenants yet. Create one with: tickets tenant create <name>");
+        return Ok(());
+    }
+    let rows = tenants
+        .iter()
+        .map(|t| vec![t.name.to_string(), t.id.to_string(), rfc3339(t.created_at)]);
+    print!("{}", table(&["NAME", "ID", "CREATED"], rows));
+    Ok(())
+}
+
+/// `token list TENANT`: one token per line on stdout, oldest first, under
+/// a header; a live token's `REVOKED` is `-`.
+pub async fn list_tokens(kitchen: &Kitchen, tenant: &str) -> anyhow::Result<()> {
+    let tenant = existing_tenant(kitchen, tenant).await?;
+    let tokens = kitchen.tokens_of(tenant.id).await?;
+    if tokens.is_empty() {
+        eprintln!(
+            "Tenant {} has no tokens. Issue one with: tickets token issue {}",
+            tenant.name, tenant.name
+        );
+        return Ok(());
+    }
+    let rows = tokens.iter().map(|t| {
+        vec![
+            t.id.to_string(),
+            t.scopes.to_string().replace(' ', ","),
+            rfc3339(t.created_at),
+            t.revoked_at.map_or_else(|| "-".to_owned(), rfc3339),
+        ]
+    });
+    print!("{}", table(&["ID", "SCOPES", "CREATED", "REVOKED"], rows));
+    Ok(())
+}
+
+/// `rows` under `header`, each column as wide as its widest cell.
+fn table(header: &[&str], rows: impl Iterator<Item = Vec<String>>) -> String {
+    let mut lines: Vec<Vec<String>> = vec![header.iter().map(|h| (*h).to_owned()).collect()];
+    lines.extend(rows);
+    let widths: Vec<usize> = (0..header.len())
+        .map(|i| {
+            lines
+                .iter()
+                .map(|l| l[i].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for line in lines {
+        let cells: Vec<String> = line
+            .iter()
+            .zip(&widths)
+            .map(|(cell, width)| format!("{cell:<width$}"))
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
 }
 
 /// `oauth map|unmap`.

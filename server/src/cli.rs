@@ -327,6 +327,8 @@ pub enum TenantCommand {
         /// A slug, e.g. `acme`.
         name: String,
     },
+    /// List every tenant: name, id, when it was created.
+    List,
 }
 
 /// `token …`
@@ -347,6 +349,13 @@ pub enum TokenCommand {
     Revoke {
         /// The token id printed when it was issued.
         token_id: String,
+    },
+    /// List a tenant's API tokens, live and revoked: id, scopes, when
+    /// issued, when revoked. Never a secret (only its hash is stored), and
+    /// no last use (authentication records nothing).
+    List {
+        /// The tenant's name.
+        tenant: String,
     },
 }
 

@@ -166,6 +166,14 @@ pub async fn run(cli: Cli, otlp: Option<OtlpTarget>) -> anyhow::Result<()> {
             let kitchen = connect(&cli.database_url, KitchenConfig::default()).await?;
             admin::revoke_token(&kitchen, &token_id).await
         }
+        Command::Tenant(TenantCommand::List) => {
+            let kitchen = connect(&cli.database_url, KitchenConfig::default()).await?;
+            admin::list_tenants(&kitchen).await
+        }
+        Command::Token(TokenCommand::List { tenant }) => {
+            let kitchen = connect(&cli.database_url, KitchenConfig::default()).await?;
+            admin::list_tokens(&kitchen, &tenant).await
+        }
     }
 }
 

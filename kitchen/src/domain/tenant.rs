@@ -175,6 +175,20 @@ impl IssuedToken {
     }
 }
 
+/// An API token as an operator may see it: never its secret (only its hash
+/// is stored).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenInfo {
+    /// The token's id, for revoking it.
+    pub id: TokenId,
+    /// What the token may do.
+    pub scopes: Scopes,
+    /// When it was issued.
+    pub created_at: OffsetDateTime,
+    /// When it was revoked; `None` while it is live.
+    pub revoked_at: Option<OffsetDateTime>,
+}
+
 /// The stored form of a token secret. Looking a token up by its hash keeps
 /// the comparison off the secret itself, and a database leak reveals no token.
 pub(crate) fn token_hash(secret: &str) -> Vec<u8> {

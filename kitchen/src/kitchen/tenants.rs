@@ -7,7 +7,7 @@ use crate::KitchenError;
 use crate::domain::identity::{Issuer, OAuthIdentity, Subject, TenantVia};
 use crate::domain::scope::Scopes;
 use crate::domain::tenant::{
-    Caller, Credential, IssuedToken, Tenant, TenantId, TenantName, TokenId, token_hash,
+    Caller, Credential, IssuedToken, Tenant, TenantId, TenantName, TokenId, TokenInfo, token_hash,
 };
 use crate::domain::ticket::truncate_to_micros;
 use crate::store::{self};
@@ -40,6 +40,17 @@ impl Kitchen {
     /// The tenant with this name, if any.
     pub async fn tenant_by_name(&self, name: &TenantName) -> Result<Option<Tenant>, KitchenError> {
         store::tenants::find_by_name(&self.db, name).await
+    }
+
+    /// Every tenant, by name (for operators: `tickets tenant list`).
+    pub async fn tenants(&self) -> Result<Vec<Tenant>, KitchenError> {
+        store::tenants::all(&self.db).await
+    }
+
+    /// Every API token of `tenant`, live and revoked, oldest first; never
+    /// a secret (`tickets token list`).
+    pub async fn tokens_of(&self, tenant: TenantId) -> Result<Vec<TokenInfo>, KitchenError> {
+        store::tenants::tokens_of(&self.db, tenant).await
     }
 
     /// Issues a new API token for `tenant` that may do everything

@@ -267,6 +267,28 @@ impl TryFrom<HistoryRow> for HistoryEntry {
 }
 
 #[derive(sqlx::FromRow)]
+pub(crate) struct TokenRow {
+    id: Uuid,
+    scopes: String,
+    created_at: OffsetDateTime,
+    revoked_at: Option<OffsetDateTime>,
+}
+
+impl TryFrom<TokenRow> for crate::domain::tenant::TokenInfo {
+    type Error = KitchenError;
+
+    fn try_from(row: TokenRow) -> Result<Self, Self::Error> {
+        Ok(Self {
+            id: TokenId::from_uuid(row.id),
+            scopes: crate::domain::scope::Scopes::parse(&row.scopes)
+                .map_err(|e| corrupt("API token scopes", e))?,
+            created_at: row.created_at,
+            revoked_at: row.revoked_at,
+        })
+    }
+}
+
+#[derive(sqlx::FromRow)]
 pub(crate) struct CallerRow {
     token_id: Uuid,
     scopes: String,

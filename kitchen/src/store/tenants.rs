@@ -6,10 +6,10 @@ use time::OffsetDateTime;
 use crate::KitchenError;
 use crate::domain::identity::{Issuer, Subject};
 use crate::domain::tenant::{
-    Caller, IssuedToken, Tenant, TenantId, TenantName, TokenId, token_hash,
+    Caller, IssuedToken, Tenant, TenantId, TenantName, TokenId, TokenInfo, token_hash,
 };
 
-use super::rows::{CallerRow, TenantRow};
+use super::rows::{CallerRow, TenantRow, TokenRow};
 use super::{Db, on_db};
 
 /// Inserts `tenant`; `false` when its name is taken.
@@ -50,6 +50,30 @@ pub(crate) async fn find_by_name(
             .await?
     });
     row.map(TryInto::try_into).transpose()
+}
+
+/// Every tenant, by name.
+pub(crate) async fn all(db: &Db) -> Result<Vec<Tenant>, KitchenError> {
+    let rows = on_db!(db, pool => {
+        sqlx::query_as::<_, TenantRow>("SELECT id, name, created_at FROM tenants ORDER BY name")
+            .fetch_all(pool)
+            .await?
+    });
+    rows.into_iter().map(TryInto::try_into).collect()
+}
+
+/// Every token of `tenant`, live and revoked, oldest first.
+pub(crate) async fn tokens_of(db: &Db, tenant: TenantId) -> Result<Vec<TokenInfo>, KitchenError> {
+    let rows = on_db!(db, pool => {
+        sqlx::query_as::<_, TokenRow>(
+            "SELECT id, scopes, created_at, revoked_at FROM api_tokens \
+             WHERE tenant_id = $1 ORDER BY created_at, id",
+        )
+        .bind(tenant.as_uuid())
+        .fetch_all(pool)
+        .await?
+    });
+    rows.into_iter().map(TryInto::try_into).collect()
 }
 
 pub(crate) async fn insert_token(

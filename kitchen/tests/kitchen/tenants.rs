@@ -181,7 +181,58 @@ async fn an_identity_finds_its_tenant_by_mapping_or_claim_and_never_makes_one(db
     assert_eq!(resolve(identity("ci-bot", None)).await, None, "unmapped");
 }
 
+/// What an operator lists: every tenant by name; a tenant's tokens, live
+/// and revoked, with their scopes and never a secret, and none of another
+/// tenant's.
+async fn an_operator_lists_tenants_and_a_tenants_tokens(db: TestDatabase) {
+    let kitchen = db.kitchen().await;
+    assert!(kitchen.tenants().await.expect("tenants").is_empty());
+    let (globex, other) = tenant_with_token(&kitchen, "globex").await;
+    let (acme, first) = tenant_with_token(&kitchen, "acme").await;
+    let names: Vec<String> = kitchen
+        .tenants()
+        .await
+        .expect("tenants")
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    assert_eq!(names, ["acme", "globex"], "by name");
+
+    let read = kitchen
+        .issue_token_with(acme.id, Scopes::only(Scope::Read))
+        .await
+        .expect("issue");
+    assert!(kitchen.revoke_token(first.id).await.expect("revoke"));
+    let tokens = kitchen.tokens_of(acme.id).await.expect("tokens");
+    let seen: Vec<_> = tokens
+        .iter()
+        .map(|t| (t.id, t.scopes, t.revoked_at.is_some()))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (first.id, Scopes::ALL, true),
+            (read.id, Scopes::only(Scope::Read), false)
+        ],
+        "oldest first, the revoked one said so"
+    );
+    assert!(
+        tokens
+            .iter()
+            .all(|t| t.revoked_at.is_none_or(|r| r >= t.created_at))
+    );
+    let theirs: Vec<_> = kitchen
+        .tokens_of(globex.id)
+        .await
+        .expect("tokens")
+        .into_iter()
+        .map(|t| t.id)
+        .collect();
+    assert_eq!(theirs, [other.id], "only the tenant's own");
+}
+
 kitchen::on_both_databases!(
+    an_operator_lists_tenants_and_a_tenants_tokens,
     a_token_authenticates_its_tenant_until_revoked,
     tenant_names_are_unique,
     a_token_issued_with_fewer_scopes_carries_only_those,

@@ -8,7 +8,9 @@
 //! # Layout
 //!
 //! - [`cli`]: the command line's clap types (`serve`, `mcp-stdio`,
-//!   `tenant create`, `token issue|revoke`, `oauth map|unmap`) and nothing else.
+//!   `tenant create|list`, `token issue|revoke|list`, `oauth map|unmap`)
+//!   and nothing else; [`example_config`]: the commented example of every
+//!   `serve` setting, written from those types (`docs/operations/tickets.env`).
 //! - [`client_cli`] and `client_run`: `tickets client …`, the command
 //!   line of the `tickets-client` crate (its retry policy for scripts):
 //!   the clap types, and what they do.
@@ -40,6 +42,7 @@ pub mod client_cli;
 mod client_run;
 mod connections;
 mod edge;
+pub mod example_config;
 mod mcp_auth;
 mod rest_deadline;
 pub mod run;

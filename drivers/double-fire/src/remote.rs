@@ -336,7 +336,11 @@ impl<'a> RemoteChecks<'a> {
             Ok(plan) => plan.intent,
             Err(why) => return broken(10, action, door, slug, why),
         };
-        let (write, ticket_id) = (&intent.write, intent.subject().unwrap_or_default());
+        let Some(ticket_id) = intent.subject() else {
+            let why = format!("{action} acts on no ticket, so its refusal leaves nothing to read");
+            return broken(10, action, door, slug, why);
+        };
+        let write = &intent.write;
         let key = self.checks.key();
         let first = self.write(door, &key, write).await;
         let again = self.write(door, &key, write).await;

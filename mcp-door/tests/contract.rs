@@ -329,3 +329,45 @@ fn every_project_id_argument_has_the_same_pattern() {
     assert!(first.is_some(), "{patterns:?}");
     assert!(patterns.values().all(|p| *p == first), "{patterns:?}");
 }
+
+/// The README's MCP section lists every tool the door serves, says how
+/// many, and names no tool the door does not have (one was missing from it
+/// for a while; now the listing itself checks it).
+#[test]
+fn the_readme_lists_every_tool() {
+    let readme = include_str!("../../README.md");
+    let section = readme
+        .split("## For agents: the MCP door")
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .expect("the README's MCP section");
+    let paragraph = section
+        .split("\n\n")
+        .find(|p| p.starts_with("Tools ("))
+        .expect("its paragraph that starts `Tools (`");
+    let named: std::collections::BTreeSet<&str> = paragraph
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|word| {
+            word.contains('_')
+                && word.chars().all(|c| c.is_ascii_lowercase() || c == '_')
+                && *word != "operation_id"
+        })
+        .collect();
+    let tools: std::collections::BTreeSet<String> = TicketTools::definitions()
+        .iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    let tools: std::collections::BTreeSet<&str> = tools.iter().map(String::as_str).collect();
+    assert_eq!(named, tools, "the README's tools, and the door's");
+    let words = [
+        "none", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+        "eleven", "twelve", "thirteen", "fourteen", "fifteen",
+    ];
+    let count = words.get(tools.len()).copied().unwrap_or("many");
+    assert!(
+        paragraph.starts_with(&format!("Tools ({count};")),
+        "the README says how many ({count}): {paragraph}"
+    );
+}

@@ -1,11 +1,13 @@
 //! The commented example configuration: every setting of `tickets serve`
-//! (and the global `DATABASE_URL` and `LOG_FORMAT`) as an environment
-//! variable, with what it does and its default, written from the clap
+//! (and the global `DATABASE_URL` and `LOG_FORMAT`, and OpenTelemetry's
+//! export variables) as an environment variable, with what it does and
+//! its default, written from the clap
 //! definitions in [`crate::cli`] so it cannot drift from them. The copy in
 //! `docs/operations/tickets.env` is checked against this by a test, which
 //! also rewrites it when asked (`TICKETS_WRITE_EXAMPLES=1`).
 
 use clap::{Arg, CommandFactory};
+use telemetry::OtlpTarget;
 
 use crate::cli::Cli;
 
@@ -74,6 +76,16 @@ pub fn render() -> String {
         }
         out.push_str(&format!("#{env}={}\n", defaults.join(",")));
     }
+    out.push_str(&format!(
+        "\n# OpenTelemetry export of traces and metrics, by OpenTelemetry's own\n\
+         # variables (no flags): the collector's base URL, e.g.\n\
+         # http://127.0.0.1:4318 (unset: no export), and its wire format,\n\
+         # http/protobuf or http/json.\n\
+         #{}=\n\
+         #{}=http/protobuf\n",
+        OtlpTarget::ENDPOINT_VAR,
+        OtlpTarget::PROTOCOL_VAR
+    ));
     out
 }
 

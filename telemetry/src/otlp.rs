@@ -20,13 +20,19 @@ pub struct OtlpTarget {
 }
 
 impl OtlpTarget {
-    /// From the standard variables: `OTEL_EXPORTER_OTLP_ENDPOINT` (unset:
-    /// no export) and `OTEL_EXPORTER_OTLP_PROTOCOL`.
+    /// OpenTelemetry's standard variable for the collector's base URL.
+    pub const ENDPOINT_VAR: &'static str = "OTEL_EXPORTER_OTLP_ENDPOINT";
+    /// OpenTelemetry's standard variable for the wire format.
+    pub const PROTOCOL_VAR: &'static str = "OTEL_EXPORTER_OTLP_PROTOCOL";
+
+    /// From the standard variables: [`Self::ENDPOINT_VAR`] (unset: no
+    /// export) and [`Self::PROTOCOL_VAR`] (`http/json`, or the default
+    /// `http/protobuf`).
     pub fn from_env() -> Option<Self> {
-        let endpoint = std::env::var("OTEL_EXPORTER_OTLP_ENDPOINT")
+        let endpoint = std::env::var(Self::ENDPOINT_VAR)
             .ok()
             .filter(|e| !e.is_empty())?;
-        let json = std::env::var("OTEL_EXPORTER_OTLP_PROTOCOL").is_ok_and(|p| p == "http/json");
+        let json = std::env::var(Self::PROTOCOL_VAR).is_ok_and(|p| p == "http/json");
         Some(Self { endpoint, json })
     }
 

@@ -159,9 +159,24 @@ fn problem_type(body: &str) -> String {
 }
 
 /// An HTTP client for both doors.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Caller {
     http: reqwest::Client,
+}
+
+/// Longest the driver waits for one answer: well past the server's own
+/// request timeout (30 s by default), so a server that never answers is a
+/// lost answer and a failed check that says so, not a driver that hangs.
+const ANSWER_BOUND: std::time::Duration = std::time::Duration::from_secs(90);
+
+impl Default for Caller {
+    fn default() -> Self {
+        let http = reqwest::Client::builder()
+            .timeout(ANSWER_BOUND)
+            .build()
+            .unwrap_or_default();
+        Self { http }
+    }
 }
 
 impl Caller {

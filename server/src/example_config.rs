@@ -35,9 +35,9 @@ pub fn render() -> String {
          # is shown is the default. Uncomment and change a line to set it, e.g. in\n\
          # the systemd unit's EnvironmentFile (docs/operations/tickets.service).\n\
          #\n\
-         # Written from the command line's own definitions; do not edit by hand\n\
-         # (TICKETS_WRITE_EXAMPLES=1 cargo nextest run -p server -E 'test(example)'\n\
-         # rewrites it).\n",
+         # Written from the command line's own definitions; do not edit by hand.\n\
+         # To rewrite it: TICKETS_WRITE_EXAMPLES=1 cargo nextest run --workspace\n\
+         #   -E 'test(example_configuration)'\n",
     );
     let mut seen = Vec::new();
     for arg in globals.iter().chain(&serve) {

@@ -16,7 +16,7 @@ fn the_example_configuration_is_the_command_lines() {
     assert!(
         committed == rendered,
         "{} is not what the command line says; rewrite it with \
-         TICKETS_WRITE_EXAMPLES=1 cargo nextest run -p server -E 'test(example)' and review the diff",
+         TICKETS_WRITE_EXAMPLES=1 cargo nextest run --workspace -E 'test(example_configuration)' and review the diff",
         path.display()
     );
     // Every setting is there, with its default.

@@ -8,6 +8,7 @@ use crate::KitchenError;
 use crate::domain::action::Action;
 use crate::domain::effect::{EffectLedger, Trigger};
 use crate::domain::operation::OperationRecord;
+use crate::domain::settlement::{SettleAnswer, SettleOrder, SettleRefusal};
 use crate::provider::TicketBackend;
 use crate::remote::Remote;
 use crate::store::effects::OperationId;
@@ -69,6 +70,36 @@ impl Backend {
         match self {
             Self::Local => Ok(Some((record, None))),
             Self::Remote(remote) => remote.status(scope, record).await,
+        }
+    }
+
+    /// Carries out an operator's decision about the effect of `scope`. On
+    /// the local backend every outcome is known, so there is never anything
+    /// to settle: the refusal says what the record is.
+    pub(crate) async fn settle_by_hand(
+        &self,
+        db: &Db,
+        scope: OperationId,
+        order: &SettleOrder,
+    ) -> Result<SettleAnswer, KitchenError> {
+        let remote = match self {
+            Self::Remote(remote) => remote,
+            Self::Local => {
+                let record =
+                    store::operations::find(db, scope.tenant, scope.action, &scope.key).await?;
+                return Ok(SettleAnswer::Refused(match record {
+                    None => SettleRefusal::NotFound,
+                    Some(record) => SettleRefusal::NotUnknown {
+                        state: record.state,
+                        settled_by: None,
+                    },
+                }));
+            }
+        };
+        match crate::remote::work::worker(scope.action) {
+            Some(worker) => (worker.settle_by_hand)(remote, scope, order).await,
+            // Never written ahead, so never unknown.
+            None => Ok(SettleAnswer::Refused(SettleRefusal::NotFound)),
         }
     }
 

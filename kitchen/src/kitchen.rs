@@ -4,10 +4,12 @@
 //! - this file: the kitchen itself, connecting, health and closing;
 //! - `writes.rs`: one method per write action, and the one path they take;
 //! - `operations.rs`: operation records and status, the sweep, the reconciler;
+//! - `operators.rs`: lists of operations, and settling an effect by hand;
 //! - `reads.rs`: tickets, comments, history;
 //! - `tenants.rs`: tenants, tokens, identities, authentication.
 
 mod operations;
+mod operators;
 mod reads;
 mod tenants;
 mod writes;

@@ -109,10 +109,18 @@ pub use domain::operation::{
     KeyError, MAX_KEY_LEN, MIN_KEY_LEN, OperationKey, OperationRecord, OperationRef,
     OperationState, ResultSnapshot,
 };
+pub use domain::operation_list::{
+    ListedState, OperationCursor, OperationFilter, OperationPage, OperationSummary,
+};
 pub use domain::page::{Cursor, PageSize, TicketFilter, TicketPage};
 pub use domain::patch::{Setting, TicketEdit, TicketPatch, TicketUpdate};
 pub use domain::precondition::TicketAt;
 pub use domain::scope::{Scope, Scopes};
+pub use domain::settlement::{
+    Decision, MAX_OPERATOR_CHARS, MAX_PROVIDER_REFERENCE_CHARS, MAX_SETTLE_REASON_CHARS,
+    OperatorName, ProviderReference, SettleAnswer, SettleOrder, SettleReason, SettleRefusal,
+    Settlement,
+};
 pub use domain::status::TicketStatus;
 pub use domain::tenant::{
     Actor, Caller, Credential, IssuedToken, Tenant, TenantId, TenantName, TokenId, TokenInfo,

@@ -15,6 +15,7 @@ use time::OffsetDateTime;
 use super::action::Action;
 use super::lifecycle::KeyPhase;
 use super::operation::{OperationKey, OperationRecord};
+use super::settlement::Settlement;
 use super::tenant::TenantId;
 
 /// The name of one intended effect in the provider: sent as its idempotency
@@ -265,6 +266,9 @@ pub struct EffectLedger {
     /// it again until an operator resolves it. Its outcome is final in the
     /// sense that only a person changes it.
     pub given_up: bool,
+    /// Every time a person settled it by hand (`tickets ops settle`), oldest
+    /// first: who, when, why, and what they decided. Empty normally.
+    pub settled_by_hand: Vec<Settlement>,
 }
 
 impl EffectLedger {

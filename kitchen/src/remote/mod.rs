@@ -30,8 +30,11 @@
 //! - `settle.rs`: how it records what it learned (an attempt, the effect
 //!   made with its local copy, nothing made, unknown, given up);
 //! - `reconcile.rs`: the background reconciler and the settling a status
-//!   read asks for.
+//!   read asks for;
+//! - `by_hand.rs`: an operator's decision about an effect reconciliation
+//!   could not settle, with its audit entry.
 
+mod by_hand;
 mod reconcile;
 mod settle;
 mod status;

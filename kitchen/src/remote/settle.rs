@@ -86,15 +86,7 @@ impl Remote {
         earlier: bool,
     ) -> Result<Outcome<A::Result>, KitchenError> {
         let now = OffsetDateTime::now_utc();
-        let context = WriteContext {
-            actor: Actor {
-                tenant: job.scope.tenant,
-                token: job.actor_token,
-            },
-            action: A::ACTION,
-            key: job.scope.key.clone(),
-            now: truncate_to_micros(now),
-        };
+        let context = self.write_context(job);
         let mut tx = write::begin(&self.db, self.wait_bound).await?;
         let applied = match A::mirror(&job.command, &receipt.effect, &mut tx, &context).await? {
             Ok(applied) => applied,
@@ -150,6 +142,20 @@ impl Remote {
         } else {
             Outcome::Created(receipt)
         })
+    }
+
+    /// The context the local copy of what `job` made is written in: its
+    /// caller (if known) and key, now.
+    pub(super) fn write_context<A: WriteAction>(&self, job: &Job<A>) -> WriteContext {
+        WriteContext {
+            actor: Actor {
+                tenant: job.scope.tenant,
+                token: job.actor_token,
+            },
+            action: A::ACTION,
+            key: job.scope.key.clone(),
+            now: truncate_to_micros(OffsetDateTime::now_utc()),
+        }
     }
 
     pub(super) async fn fail_before_effect<A: WriteAction>(

@@ -18,6 +18,7 @@ use crate::actions::update_ticket::UpdateTicket;
 use crate::domain::action::Action;
 use crate::domain::effect::{AttemptKind, AttemptResult, ExternalRef, FinishedAttempt, Trigger};
 use crate::domain::operation::{OperationRecord, OperationState};
+use crate::domain::settlement::{SettleAnswer, SettleOrder};
 use crate::domain::tenant::TokenId;
 use crate::outcome::RETRY_AFTER;
 use crate::outcome::{NotCreatedReason, Outcome};
@@ -54,24 +55,53 @@ pub(super) fn in_progress<T>() -> Outcome<T> {
 
 /// How the reconciler works on an effect of one action: [`Remote::work`]
 /// for that action's type, naming the outcome (for the reconciler's log).
-pub(crate) type Worker = for<'r> fn(
+pub(crate) type WorkFn = for<'r> fn(
     &'r Remote,
     OperationId,
     Lease,
     Trigger,
 ) -> BoxFuture<'r, Result<&'static str, KitchenError>>;
 
+/// How an operator settles an effect of one action by hand:
+/// [`Remote::settle_by_hand`] for that action's type.
+pub(crate) type SettleFn = for<'r> fn(
+    &'r Remote,
+    OperationId,
+    &'r SettleOrder,
+) -> BoxFuture<'r, Result<SettleAnswer, KitchenError>>;
+
+/// What the remote backend does with an effect it knows only by its scope,
+/// for one action's type.
+#[derive(Clone, Copy)]
+pub(crate) struct Worker {
+    /// Settles it as far as can be done now (the reconciler).
+    pub(crate) work: WorkFn,
+    /// Carries out an operator's decision about it.
+    pub(crate) settle_by_hand: SettleFn,
+}
+
+impl Worker {
+    fn of<A: RemoteAction>() -> Self {
+        Self {
+            work: work_named::<A>,
+            settle_by_hand: |remote, scope, order| {
+                Box::pin(remote.settle_by_hand::<A>(scope, order))
+            },
+        }
+    }
+}
+
 /// The one place the remote backend turns an action's name into its type:
-/// how the reconciler works on an effect of `action` it finds in the
-/// ledger. `None` for an action with no `RemoteAction`: the remote backend
-/// refuses it before anything is written (`Refusal::NotSupportedByProvider`),
-/// so no effect of it is ever written ahead.
+/// how it works on an effect of `action` it finds in the ledger. `None` for
+/// an action with no `RemoteAction`: the remote backend refuses it before
+/// anything is written (`Refusal::NotSupportedByProvider`), so no effect of
+/// it is ever written ahead.
 pub(crate) fn worker(action: Action) -> Option<Worker> {
     Some(match action {
-        Action::CreateTicket => work_named::<CreateTicket>,
-        Action::UpdateTicket => work_named::<UpdateTicket>,
-        Action::TransitionTicket => work_named::<TransitionTicket>,
-        Action::AddComment => work_named::<AddComment>,
+        Action::CreateTicket => Worker::of::<CreateTicket>(),
+        Action::UpdateTicket => Worker::of::<UpdateTicket>(),
+        Action::TransitionTicket => Worker::of::<TransitionTicket>(),
+        Action::AddComment => Worker::of::<AddComment>(),
         Action::AddLabel | Action::RemoveLabel => return None,
     })
 }
@@ -95,14 +125,14 @@ impl Remote {
         lease: Lease,
         trigger: Trigger,
     ) -> Result<&'static str, KitchenError> {
-        let Some(work) = worker(scope.action) else {
+        let Some(worker) = worker(scope.action) else {
             effects::release_lease(&self.db, &scope, lease).await?;
             return Err(KitchenError::CorruptRecord(format!(
                 "the effect ledger holds an effect of {}, which never reaches a provider",
                 scope.action
             )));
         };
-        work(self, scope, lease, trigger).await
+        (worker.work)(self, scope, lease, trigger).await
     }
 }
 
@@ -407,7 +437,7 @@ impl Remote {
     /// The provider's id of the ticket the job's write acts on; `None` for
     /// a create. The write was allowed only for a ticket that has one, and
     /// a ticket's provider id never changes, so a missing one is corruption.
-    async fn provider_ticket<A: RemoteAction>(
+    pub(super) async fn provider_ticket<A: RemoteAction>(
         &self,
         job: &Job<A>,
     ) -> Result<Option<String>, KitchenError> {
@@ -441,7 +471,7 @@ fn warn_duplicated<A: WriteAction>(job: &Job<A>, receipt: &ProviderReceipt, dupl
 }
 
 /// The request stored with the write-ahead record, validated again.
-fn stored_command<A: WriteAction>(
+pub(super) fn stored_command<A: WriteAction>(
     record: &OperationRecord,
     snapshot: Option<&str>,
 ) -> Result<A::Command, KitchenError> {

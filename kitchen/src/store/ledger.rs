@@ -7,8 +7,8 @@ use uuid::Uuid;
 
 use crate::KitchenError;
 use crate::domain::action::Action;
-use crate::domain::effect::EffectAttempt;
-use crate::domain::operation::OperationKey;
+use crate::domain::effect::{EffectAttempt, EffectLedger, ExternalRef};
+use crate::domain::operation::{OperationKey, OperationRecord, OperationState};
 use crate::domain::tenant::TenantId;
 
 use super::effects::{OperationId, bind_scope};
@@ -70,6 +70,45 @@ pub(crate) async fn find(db: &Db, scope: &OperationId) -> Result<Option<EffectRo
         .fetch_optional(pool)
         .await?),
     )
+}
+
+/// The record of a scope as it stands, with its effect ledger when it has
+/// one (it was written ahead for a provider): what was sent, every call
+/// and its answer, copies seen at the provider, settlements by hand.
+/// `None` when nothing is recorded.
+pub(crate) async fn read(
+    db: &Db,
+    scope: &OperationId,
+) -> Result<Option<(OperationRecord, Option<EffectLedger>)>, KitchenError> {
+    let Some(row) = find(db, scope).await? else {
+        return Ok(None);
+    };
+    let record: OperationRecord = row.operation.try_into()?;
+    let effect = match row.external_ref {
+        None => None,
+        Some(external_ref) => Some(EffectLedger {
+            external_ref: ExternalRef::from_stored(external_ref),
+            state_detail: row.state_detail,
+            key_trusted_until: row.key_trusted_until,
+            first_dispatched_at: row.first_dispatched_at,
+            last_dispatched_at: row.last_dispatched_at,
+            duplicates_at_provider: split_duplicates(row.provider_duplicates.as_deref()),
+            attempts: attempts(db, scope).await?,
+            // The ledger's one mark of an effect given up on (see
+            // `effects.rs`): unknown, and out of the queue.
+            given_up: record.state == OperationState::Unknown && row.next_check_ms.is_none(),
+            settled_by_hand: super::settlements::list(db, scope).await?,
+        }),
+    };
+    Ok(Some((record, effect)))
+}
+
+/// The provider's ids of copies besides the original, as the ledger keeps
+/// them (comma-separated).
+pub(crate) fn split_duplicates(stored: Option<&str>) -> Vec<String> {
+    stored
+        .map(|ids| ids.split(',').map(str::to_owned).collect())
+        .unwrap_or_default()
 }
 
 /// Every attempt of a scope, oldest first.

@@ -33,6 +33,7 @@ pub const ROUTES: &[(Method, &str, Scope)] = &[
         Scope::Read,
     ),
     (Method::GET, "/v1/tickets/{id}/history", Scope::Read),
+    (Method::GET, "/v1/operations", Scope::Read),
     (Method::GET, "/v1/operations/{action}/{key}", Scope::Read),
     (Method::GET, "/v1/stats", Scope::Read),
 ];
@@ -95,6 +96,7 @@ mod tests {
         assert_eq!(rest(&Method::GET, "/v1/tickets/{id}"), read);
         assert_eq!(rest(&Method::POST, "/v1/tickets"), write);
         assert_eq!(rest(&Method::GET, "/v1/operations/{action}/{key}"), read);
+        assert_eq!(rest(&Method::GET, "/v1/operations"), read);
         assert_eq!(
             rest(&Method::DELETE, "/v1/tickets/{id}"),
             Scopes::ALL,

@@ -1,8 +1,8 @@
 //! Tool results: structured content, described by each tool's output schema.
 
 use kitchen::{
-    Action, Comment, EffectAttempt, EffectLedger, FieldViolation, KeyPhase, OperationRef,
-    OperationState, OperationStatus, Priority, Ticket, TicketStatus, rfc3339,
+    Action, Comment, Decision, EffectAttempt, EffectLedger, FieldViolation, KeyPhase, OperationRef,
+    OperationState, OperationStatus, Priority, Settlement, Ticket, TicketStatus, rfc3339,
 };
 use schemars::{JsonSchema, Schema};
 use serde::Serialize;
@@ -364,8 +364,44 @@ pub struct OperationStatusResult {
     /// (the provider holds it more than once; an operator must resolve them).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub duplicates_at_provider: Option<Vec<String>>,
+    /// For a write done in a provider whose outcome the service could not learn: every time an
+    /// operator settled it by hand, oldest first (who, when, why, what they decided).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub settled_by_hand: Option<Vec<SettledByHand>>,
     /// What to do next, in one sentence.
     pub next_step: String,
+}
+
+/// An operator's decision about a write whose outcome the service could not learn.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct SettledByHand {
+    /// When it was settled (RFC 3339).
+    pub at: String,
+    /// made (the provider holds it as provider_reference: the write succeeded) or not_made (the
+    /// provider never made it: calling the tool again with the same operation_id sends it).
+    pub decision: String,
+    /// For made: the provider's id of what it made.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provider_reference: Option<String>,
+    /// Who decided.
+    pub by: String,
+    /// Why.
+    pub reason: String,
+}
+
+impl From<&Settlement> for SettledByHand {
+    fn from(s: &Settlement) -> Self {
+        Self {
+            at: rfc3339(s.settled_at),
+            decision: s.decision.as_str().into(),
+            provider_reference: match &s.decision {
+                Decision::Made(reference) => Some(reference.as_str().into()),
+                Decision::NotMade => None,
+            },
+            by: s.by.as_str().into(),
+            reason: s.reason.as_str().into(),
+        }
+    }
 }
 
 /// One lookup of a write at the provider by the service.
@@ -397,6 +433,7 @@ pub(crate) struct EffectSummary<'a> {
     pub(crate) last_reconciliation: Option<&'a EffectAttempt>,
     pub(crate) duplicates_at_provider: &'a [String],
     pub(crate) given_up: bool,
+    pub(crate) settled_by_hand: &'a [Settlement],
 }
 
 impl<'a> From<&'a EffectLedger> for EffectSummary<'a> {
@@ -407,6 +444,7 @@ impl<'a> From<&'a EffectLedger> for EffectSummary<'a> {
             last_reconciliation: ledger.last_reconciliation(),
             duplicates_at_provider: &ledger.duplicates_at_provider,
             given_up: ledger.given_up,
+            settled_by_hand: &ledger.settled_by_hand,
         }
     }
 }
@@ -494,6 +532,15 @@ impl OperationStatusResult {
                 .as_ref()
                 .map(|e| e.duplicates_at_provider.to_vec())
                 .filter(|ids| !ids.is_empty()),
+            settled_by_hand: effect
+                .as_ref()
+                .map(|e| {
+                    e.settled_by_hand
+                        .iter()
+                        .map(SettledByHand::from)
+                        .collect::<Vec<_>>()
+                })
+                .filter(|entries| !entries.is_empty()),
             next_step: if effect.as_ref().is_some_and(|e| e.given_up) {
                 result_text::gave_up(action)
             } else {
@@ -520,6 +567,7 @@ impl OperationStatusResult {
             attempts: None,
             last_reconciliation: None,
             duplicates_at_provider: None,
+            settled_by_hand: None,
             next_step: result_text::status_next_step(action, None),
         }
     }

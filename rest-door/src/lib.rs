@@ -127,6 +127,7 @@ fn v1_routes() -> OpenApiRouter<DoorState> {
         .routes(routes!(actions::add_comment::add, routes::comments::list))
         .routes(routes!(routes::comments::get))
         .routes(routes!(routes::history::list))
+        .routes(routes!(routes::operation_list::list))
         .routes(routes!(routes::operations::get))
         .routes(routes!(routes::telemetry::stats))
 }

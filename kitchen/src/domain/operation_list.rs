@@ -4,6 +4,7 @@
 use std::fmt;
 
 use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
 
 use super::action::Action;
 use super::effect::ExternalRef;
@@ -103,6 +104,57 @@ pub struct OperationFilter {
     pub before: Option<OffsetDateTime>,
 }
 
+impl OperationFilter {
+    /// The filter a caller's text asks for (`state`, `action`, `since` as
+    /// RFC 3339); an empty value is no filter. Each bad value is added to
+    /// `violations`, and left out meanwhile.
+    pub fn parse(
+        state: Option<&str>,
+        action: Option<&str>,
+        since: Option<&str>,
+        violations: &mut Vec<FieldViolation>,
+    ) -> Self {
+        let state = nonempty(state)
+            .and_then(|raw| ListedState::parse(raw).map_err(|v| violations.push(v)).ok());
+        let action = nonempty(action).and_then(|raw| {
+            let found = Action::parse(raw);
+            if found.is_none() {
+                violations.push(FieldViolation::new(
+                    "action",
+                    "unknown_value",
+                    format!("action must be one of {}; got {raw:?}", Action::names()),
+                ));
+            }
+            found
+        });
+        let since = nonempty(since).and_then(|raw| {
+            OffsetDateTime::parse(raw, &Rfc3339)
+                .map_err(|_| {
+                    violations.push(FieldViolation::new(
+                        "since",
+                        "not_a_time",
+                        format!(
+                            "since must be an RFC 3339 time such as 2026-12-01T09:00:00Z; got \
+                             {raw:?}"
+                        ),
+                    ))
+                })
+                .ok()
+        });
+        Self {
+            state,
+            action,
+            since,
+            before: None,
+        }
+    }
+}
+
+/// `raw`, unless it is empty.
+fn nonempty(raw: Option<&str>) -> Option<&str> {
+    raw.filter(|r| !r.is_empty())
+}
+
 /// Where the next page of operations starts: just after the last one of
 /// the previous page, in the list's order (newest first). Opaque to
 /// callers: pass back what a page's `next_cursor` gave.
@@ -187,6 +239,21 @@ pub struct OperationSummary {
 }
 
 impl OperationSummary {
+    /// Its state as a list filters by it.
+    pub fn listed_state(&self) -> ListedState {
+        match (self.record.state, self.phase) {
+            (OperationState::Succeeded, KeyPhase::Replayable) => ListedState::Succeeded,
+            // A forgotten key is never listed; should one come, it is past
+            // its window too.
+            (OperationState::Succeeded, KeyPhase::Expired | KeyPhase::Forgotten) => {
+                ListedState::Expired
+            }
+            (OperationState::InProgress, _) => ListedState::InProgress,
+            (OperationState::Unknown, _) => ListedState::Unknown,
+            (OperationState::FailedBeforeEffect, _) => ListedState::FailedBeforeEffect,
+        }
+    }
+
     /// Whether a person must act on it: reconciliation gave up on it, or
     /// the provider holds it more than once.
     pub fn needs_operator(&self) -> bool {
@@ -248,6 +315,43 @@ mod tests {
                 "{bad:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_filter_reports_each_bad_value_by_name() {
+        let mut violations = Vec::new();
+        let filter = OperationFilter::parse(
+            Some("unknown"),
+            Some("create_ticket"),
+            Some("2026-12-01T09:00:00Z"),
+            &mut violations,
+        );
+        assert!(violations.is_empty(), "{violations:?}");
+        assert_eq!(filter.state, Some(ListedState::Unknown));
+        assert_eq!(filter.action, Some(Action::CreateTicket));
+        assert!(filter.since.is_some());
+        assert_eq!(
+            OperationFilter::parse(Some(""), None, Some(""), &mut violations),
+            OperationFilter::default()
+        );
+        OperationFilter::parse(
+            Some("lost"),
+            Some("delete_ticket"),
+            Some("yesterday"),
+            &mut violations,
+        );
+        let fields: Vec<_> = violations
+            .iter()
+            .map(|v| (v.field.as_str(), v.code))
+            .collect();
+        assert_eq!(
+            fields,
+            [
+                ("state", "unknown_value"),
+                ("action", "unknown_value"),
+                ("since", "not_a_time")
+            ]
+        );
     }
 
     #[test]

@@ -66,6 +66,7 @@ fn an_unknown_operation_shows_its_ledger_compactly() {
             last_reconciliation: attempts.last(),
             duplicates_at_provider: &[],
             given_up: false,
+            settled_by_hand: &[],
         }),
     );
     let step = body["next_step"].as_str().expect("a next_step").to_owned();

@@ -6,6 +6,7 @@ pub(crate) mod comments;
 pub(crate) mod discovery;
 pub(crate) mod health;
 pub(crate) mod history;
+pub(crate) mod operation_list;
 pub(crate) mod operations;
 pub(crate) mod pages;
 pub(crate) mod problems;

@@ -4,8 +4,8 @@
 use axum::Extension;
 use axum::extract::{Path, State};
 use kitchen::{
-    Action, Caller, Comment, EffectAttempt, KeyPhase, Kitchen, MAX_KEY_LEN, MIN_KEY_LEN,
-    OperationKey, OperationState,
+    Action, Caller, Comment, Decision, EffectAttempt, KeyPhase, Kitchen, MAX_KEY_LEN, MIN_KEY_LEN,
+    OperationKey, OperationState, Settlement,
 };
 use serde::{Deserialize, Serialize};
 use utoipa::openapi::path::{Parameter, ParameterIn};
@@ -98,6 +98,52 @@ pub(crate) struct EffectBody {
     /// Absent when it holds it once.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     duplicates_at_provider: Vec<String>,
+    /// Every time an operator settled it by hand, oldest first: who, when,
+    /// why and what they decided. Absent when nobody did.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    settled_by_hand: Vec<SettlementBody>,
+}
+
+/// An operator's decision about an effect whose outcome reconciliation
+/// could not learn: the audit entry.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct SettlementBody {
+    /// When it was settled.
+    #[schema(format = DateTime)]
+    settled_at: String,
+    /// `made` (the provider holds it as `provider_reference`; the operation
+    /// succeeded with it) or `not_made` (the provider never made it; a
+    /// retry with the same key sends it).
+    #[schema(example = "made")]
+    decision: &'static str,
+    /// For `made`: the provider's id of the object.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    provider_reference: Option<String>,
+    /// Who decided.
+    by: String,
+    /// Why.
+    reason: String,
+    /// What a search of the provider found when it was settled.
+    provider_check: String,
+    /// Whether the operator overrode what that search found.
+    forced: bool,
+}
+
+impl From<Settlement> for SettlementBody {
+    fn from(s: Settlement) -> Self {
+        Self {
+            settled_at: links::rfc3339(s.settled_at),
+            decision: s.decision.as_str(),
+            provider_reference: match s.decision {
+                Decision::Made(reference) => Some(reference.as_str().into()),
+                Decision::NotMade => None,
+            },
+            by: s.by.as_str().into(),
+            reason: s.reason.as_str().into(),
+            provider_check: s.provider_check,
+            forced: s.forced,
+        }
+    }
 }
 
 /// One call to the provider.
@@ -206,6 +252,11 @@ impl From<kitchen::OperationStatus> for OperationStatus {
             last_reconciliation: e.last_reconciliation().map(AttemptBody::from),
             attempts: e.attempts.iter().map(AttemptBody::from).collect(),
             duplicates_at_provider: e.duplicates_at_provider,
+            settled_by_hand: e
+                .settled_by_hand
+                .into_iter()
+                .map(SettlementBody::from)
+                .collect(),
         });
         // A comment's address: its ticket and the resource the record
         // keeps (a tombstone too), else the frozen result; an unreadable

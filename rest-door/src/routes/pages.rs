@@ -35,7 +35,22 @@ pub(crate) fn read(
     cursor: Option<String>,
     violations: &mut Vec<FieldViolation>,
 ) -> (PageSize, Option<Cursor>) {
-    let size = match limit {
+    let size = read_limit(limit, violations);
+    // `cursor=` (empty) is the first page, as if the parameter were absent.
+    let cursor = cursor
+        .filter(|c| !c.is_empty())
+        .map(|c| Cursor::parse(&c))
+        .transpose()
+        .map_err(|v| violations.push(v))
+        .ok()
+        .flatten();
+    (size, cursor)
+}
+
+/// The page size `limit` asks for; a bad value is added to `violations`
+/// (and the default used meanwhile).
+pub(crate) fn read_limit(limit: Option<String>, violations: &mut Vec<FieldViolation>) -> PageSize {
+    match limit {
         None => PageSize::DEFAULT,
         Some(raw) => raw
             .parse::<u32>()
@@ -50,14 +65,5 @@ pub(crate) fn read(
             .and_then(PageSize::parse)
             .map_err(|v| violations.push(v))
             .unwrap_or_default(),
-    };
-    // `cursor=` (empty) is the first page, as if the parameter were absent.
-    let cursor = cursor
-        .filter(|c| !c.is_empty())
-        .map(|c| Cursor::parse(&c))
-        .transpose()
-        .map_err(|v| violations.push(v))
-        .ok()
-        .flatten();
-    (size, cursor)
+    }
 }

@@ -25,6 +25,7 @@ mod rest_key_lifecycle;
 mod rest_labels;
 mod rest_lifecycle;
 mod rest_openapi;
+mod rest_operation_list;
 mod rest_reads;
 mod rest_remote;
 mod slow_clients;

@@ -122,7 +122,7 @@ async fn a_settled_effect_shows_its_audit_entry(db: TestDatabase) {
     );
 
     let unknown = json(&app, &acme, "/v1/operations?state=unknown").await;
-    assert_eq!(keys(&unknown), [key.clone()]);
+    assert_eq!(keys(&unknown), std::slice::from_ref(&key));
     assert!(unknown["operations"][0]["external_reference"].is_string());
 
     let order = SettleOrder {
@@ -149,7 +149,7 @@ async fn a_settled_effect_shows_its_audit_entry(db: TestDatabase) {
 
     assert!(keys(&json(&app, &acme, "/v1/operations?state=unknown").await).is_empty());
     let failed = json(&app, &acme, "/v1/operations?state=failed_before_effect").await;
-    assert_eq!(keys(&failed), [key.clone()]);
+    assert_eq!(keys(&failed), std::slice::from_ref(&key));
     let status = json(&app, &acme, &format!("/v1/operations/create_ticket/{key}")).await;
     assert_eq!(status["state"], "failed_before_effect");
     let entry = &status["effect"]["settled_by_hand"][0];

@@ -7,7 +7,7 @@
 use crate::KitchenError;
 use crate::domain::action::Action;
 use crate::domain::effect::{EffectLedger, Trigger};
-use crate::domain::operation::OperationRecord;
+use crate::domain::operation::{OperationRecord, OperationState};
 use crate::domain::settlement::{SettleAnswer, SettleOrder, SettleRefusal};
 use crate::provider::TicketBackend;
 use crate::remote::Remote;
@@ -87,10 +87,21 @@ impl Backend {
             Self::Local => {
                 let record =
                     store::operations::find(db, scope.tenant, scope.action, &scope.key).await?;
-                return Ok(SettleAnswer::Refused(match record {
+                return Ok(SettleAnswer::Refused(match record.map(|r| r.state) {
                     None => SettleRefusal::NotFound,
-                    Some(record) => SettleRefusal::NotUnknown {
-                        state: record.state,
+                    // Written ahead for a provider by a remote deployment:
+                    // only a kitchen that can search that provider settles it.
+                    Some(OperationState::Unknown | OperationState::InProgress) => {
+                        SettleRefusal::Impossible(
+                            "this operation's effect was sent to a ticket provider: settle it \
+                             with the provider's settings (TICKET_BACKEND=remote, PROVIDER_URL \
+                             and the rest, as the server runs with), so that the provider can be \
+                             searched first"
+                                .to_owned(),
+                        )
+                    }
+                    Some(state) => SettleRefusal::NotUnknown {
+                        state,
                         settled_by: None,
                     },
                 }));

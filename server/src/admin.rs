@@ -95,7 +95,7 @@ pub async fn list_tokens(kitchen: &Kitchen, tenant: &str) -> anyhow::Result<()> 
 }
 
 /// `rows` under `header`, each column as wide as its widest cell.
-fn table(header: &[&str], rows: impl Iterator<Item = Vec<String>>) -> String {
+pub(crate) fn table(header: &[&str], rows: impl Iterator<Item = Vec<String>>) -> String {
     let mut lines: Vec<Vec<String>> = vec![header.iter().map(|h| (*h).to_owned()).collect()];
     lines.extend(rows);
     let widths: Vec<usize> = (0..header.len())
@@ -160,7 +160,10 @@ fn identity(issuer: &str, subject: &str) -> anyhow::Result<(Issuer, Subject)> {
     ))
 }
 
-async fn existing_tenant(kitchen: &Kitchen, name: &str) -> anyhow::Result<kitchen::Tenant> {
+pub(crate) async fn existing_tenant(
+    kitchen: &Kitchen,
+    name: &str,
+) -> anyhow::Result<kitchen::Tenant> {
     let name = TenantName::parse(name).map_err(anyhow::Error::msg)?;
     match kitchen.tenant_by_name(&name).await? {
         Some(tenant) => Ok(tenant),

@@ -66,6 +66,98 @@ pub enum Command {
     /// Map identity-provider subjects to tenants (OAuth).
     #[command(subcommand)]
     Oauth(OAuthCommand),
+    /// For operators: find operations across tenants, see one as recorded,
+    /// and settle by hand an effect whose outcome the service could not
+    /// learn from the provider.
+    #[command(subcommand)]
+    Ops(OpsCommand),
+}
+
+/// `tickets ops …`.
+#[derive(Debug, Subcommand)]
+pub enum OpsCommand {
+    /// List operations, newest first: every tenant's, or one's.
+    List(OpsListArgs),
+    /// Show one operation as recorded (nothing is reconciled or sent): the
+    /// record, its calls to the provider, copies found there, settlements
+    /// by hand, and what a person should check.
+    Show(OperationArgs),
+    /// Settle by hand an operation whose outcome is `unknown`: `--made` with
+    /// the provider's id of what it made (the operation succeeds with it),
+    /// or `--not-made` (it failed before its effect: the caller's retry with
+    /// the same key sends it). The provider is searched first; a decision
+    /// it contradicts is refused unless `--force`. Writes an audit entry
+    /// that both doors' status shows.
+    // Boxed: the provider's settings outweigh the other commands'.
+    Settle(Box<OpsSettleArgs>),
+}
+
+/// `tickets ops list`.
+#[derive(Debug, Args)]
+pub struct OpsListArgs {
+    /// Only this tenant's (by name).
+    #[arg(long)]
+    pub tenant: Option<String>,
+    /// Only operations in this state: succeeded, expired, in_progress,
+    /// unknown or failed_before_effect.
+    #[arg(long)]
+    pub state: Option<String>,
+    /// Only this action's, e.g. create_ticket.
+    #[arg(long)]
+    pub action: Option<String>,
+    /// Only operations whose key was first used longer ago than this, e.g.
+    /// `10m`, `2h`, `3days`.
+    #[arg(long, value_parser = humantime::parse_duration)]
+    pub older_than: Option<std::time::Duration>,
+    /// Most operations to show (1 to 200).
+    #[arg(long, default_value_t = 50)]
+    pub limit: u32,
+    /// Where to start: the cursor the previous list printed.
+    #[arg(long)]
+    pub cursor: Option<String>,
+    /// One JSON object per line instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// One operation: its tenant, action and key.
+#[derive(Debug, Args)]
+pub struct OperationArgs {
+    /// The tenant, by name.
+    pub tenant: String,
+    /// The action, e.g. create_ticket.
+    pub action: String,
+    /// The operation key (the caller's Idempotency-Key or operation_id).
+    pub key: String,
+}
+
+/// `tickets ops settle`.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("decision").required(true).args(["made", "not_made"])))]
+pub struct OpsSettleArgs {
+    /// Which operation.
+    #[command(flatten)]
+    pub operation: OperationArgs,
+    /// The provider made it, as this object (its id there, e.g. the
+    /// tracker's issue number).
+    #[arg(long, value_name = "PROVIDER_REFERENCE")]
+    pub made: Option<String>,
+    /// The provider never made it.
+    #[arg(long)]
+    pub not_made: bool,
+    /// Who is deciding, for the audit trail.
+    #[arg(long)]
+    pub by: String,
+    /// Why, for the audit trail (what you checked at the provider).
+    #[arg(long)]
+    pub reason: String,
+    /// Settle even where the search of the provider says otherwise (or the
+    /// provider cannot be searched).
+    #[arg(long)]
+    pub force: bool,
+    /// The provider the operation's effect was sent to.
+    #[command(flatten)]
+    pub backend: BackendArgs,
 }
 
 /// Settings of `serve`.

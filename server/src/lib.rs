@@ -8,7 +8,8 @@
 //! # Layout
 //!
 //! - [`cli`]: the command line's clap types (`serve`, `mcp-stdio`,
-//!   `tenant create|list`, `token issue|revoke|list`, `oauth map|unmap`)
+//!   `tenant create|list`, `token issue|revoke|list`, `oauth map|unmap`,
+//!   `ops list|show|settle`)
 //!   and nothing else; [`example_config`]: the commented example of every
 //!   `serve` setting, written from those types (`docs/operations/tickets.env`).
 //! - [`client_cli`] and `client_run`: `tickets client …`, the command
@@ -33,6 +34,8 @@
 //! - `rest_deadline`: the REST routes' request timeout (`408` for a body
 //!   that never arrived, `503 timeout` for a request that ran too long).
 //! - [`admin`]: tenant, token and identity-provider subject commands.
+//! - `ops`: the operators' commands: lists of operations across tenants,
+//!   one operation as recorded, settling an effect by hand.
 //! - `shutdown`: SIGINT/SIGTERM as a future.
 
 pub mod admin;
@@ -44,6 +47,7 @@ mod connections;
 mod edge;
 pub mod example_config;
 mod mcp_auth;
+mod ops;
 mod rest_deadline;
 pub mod run;
 pub mod shutdown;

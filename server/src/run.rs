@@ -14,7 +14,8 @@ use telemetry::{Metrics, OtlpTarget};
 use crate::admin;
 use crate::app::{Application, ServeSettings};
 use crate::cli::{
-    BackendArgs, BackendKind, Cli, Command, OAuthArgs, ServeArgs, TenantCommand, TokenCommand,
+    BackendArgs, BackendKind, Cli, Command, OAuthArgs, OpsCommand, ServeArgs, TenantCommand,
+    TokenCommand,
 };
 
 // `BackendArgs` is a clap type in `cli.rs`; building a backend from it (a
@@ -169,6 +170,23 @@ pub async fn run(cli: Cli, otlp: Option<OtlpTarget>) -> anyhow::Result<()> {
         Command::Tenant(TenantCommand::List) => {
             let kitchen = connect(&cli.database_url, KitchenConfig::default()).await?;
             admin::list_tenants(&kitchen).await
+        }
+        Command::Ops(OpsCommand::List(args)) => {
+            let kitchen = connect(&cli.database_url, KitchenConfig::default()).await?;
+            crate::ops::list(&kitchen, &args).await
+        }
+        Command::Ops(OpsCommand::Show(args)) => {
+            let kitchen = connect(&cli.database_url, KitchenConfig::default()).await?;
+            crate::ops::show(&kitchen, &args).await
+        }
+        Command::Ops(OpsCommand::Settle(args)) => {
+            // The provider is searched before a decision is recorded.
+            let config = KitchenConfig {
+                backend: args.backend.backend()?,
+                ..KitchenConfig::default()
+            };
+            let kitchen = connect(&cli.database_url, config).await?;
+            crate::ops::settle(&kitchen, &args).await
         }
         Command::Token(TokenCommand::List { tenant }) => {
             let kitchen = connect(&cli.database_url, KitchenConfig::default()).await?;

@@ -200,6 +200,17 @@ impl FakeProvider {
         true
     }
 
+    /// Deletes the object `id` (a ticket, a change or a comment), as a
+    /// person resolving a duplicate there would. `false` when there is no
+    /// such object.
+    pub fn remove(&self, id: &str) -> bool {
+        let mut state = self.state();
+        let before = state.objects.len();
+        state.objects.retain(|o| o.receipt.effect.id() != id);
+        state.tickets.remove(id);
+        state.objects.len() < before
+    }
+
     /// Changes ticket `id` at the provider without any of our requests (a
     /// person editing it there): its version moves on by one. `false` when
     /// there is no such ticket.

@@ -1,7 +1,7 @@
 //! Tool results: structured content, described by each tool's output schema.
 
 use kitchen::{
-    Action, Comment, Decision, EffectAttempt, EffectLedger, FieldViolation, KeyPhase, OperationRef,
+    Action, Comment, EffectAttempt, EffectLedger, FieldViolation, KeyPhase, OperationRef,
     OperationState, OperationStatus, Priority, Settlement, Ticket, TicketStatus, rfc3339,
 };
 use schemars::{JsonSchema, Schema};
@@ -377,10 +377,12 @@ pub struct OperationStatusResult {
 pub struct SettledByHand {
     /// When it was settled (RFC 3339).
     pub at: String,
-    /// made (the provider holds it as provider_reference: the write succeeded) or not_made (the
-    /// provider never made it: calling the tool again with the same operation_id sends it).
+    /// made (the provider holds it as provider_reference: the write succeeded), not_made (the
+    /// provider never made it: calling the tool again with the same operation_id sends it) or
+    /// kept (the provider held it more than once; the copies were removed, keeping
+    /// provider_reference).
     pub decision: String,
-    /// For made: the provider's id of what it made.
+    /// For made and kept: the provider's id of the object.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub provider_reference: Option<String>,
     /// Who decided.
@@ -394,10 +396,7 @@ impl From<&Settlement> for SettledByHand {
         Self {
             at: rfc3339(s.settled_at),
             decision: s.decision.as_str().into(),
-            provider_reference: match &s.decision {
-                Decision::Made(reference) => Some(reference.as_str().into()),
-                Decision::NotMade => None,
-            },
+            provider_reference: s.decision.reference().map(|r| r.as_str().into()),
             by: s.by.as_str().into(),
             reason: s.reason.as_str().into(),
         }

@@ -18,8 +18,10 @@ CREATE TABLE operation_settlements (
     settled_at         timestamptz NOT NULL,
     -- made: the provider holds the effect as provider_reference, and the
     -- operation succeeded with it; not_made: the provider never made it,
-    -- and the operation failed before its effect (a retry sends it).
-    decision           text        NOT NULL CHECK (decision IN ('made', 'not_made')),
+    -- and the operation failed before its effect (a retry sends it); kept: the
+    -- provider held a succeeded effect more than once, and a person removed
+    -- the copies there, keeping provider_reference.
+    decision           text        NOT NULL CHECK (decision IN ('made', 'not_made', 'kept')),
     provider_reference text,
     decided_by         text        NOT NULL,
     reason             text        NOT NULL,

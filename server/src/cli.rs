@@ -85,9 +85,10 @@ pub enum OpsCommand {
     /// Settle by hand an operation whose outcome is `unknown`: `--made` with
     /// the provider's id of what it made (the operation succeeds with it),
     /// or `--not-made` (it failed before its effect: the caller's retry with
-    /// the same key sends it). The provider is searched first; a decision
-    /// it contradicts is refused unless `--force`. Writes an audit entry
-    /// that both doors' status shows.
+    /// the same key sends it); or, for one the provider holds more than
+    /// once, `--keep` the original once the copies are removed there. The
+    /// provider is searched first; a decision it contradicts is refused
+    /// unless `--force`. Writes an audit entry that both doors' status shows.
     // Boxed: the provider's settings outweigh the other commands'.
     Settle(Box<OpsSettleArgs>),
 }
@@ -133,7 +134,7 @@ pub struct OperationArgs {
 
 /// `tickets ops settle`.
 #[derive(Debug, Args)]
-#[command(group(clap::ArgGroup::new("decision").required(true).args(["made", "not_made"])))]
+#[command(group(clap::ArgGroup::new("decision").required(true).args(["made", "not_made", "keep"])))]
 pub struct OpsSettleArgs {
     /// Which operation.
     #[command(flatten)]
@@ -145,6 +146,11 @@ pub struct OpsSettleArgs {
     /// The provider never made it.
     #[arg(long)]
     pub not_made: bool,
+    /// For an operation whose effect the provider holds more than once
+    /// (its status lists duplicates_at_provider): you removed the copies
+    /// there, keeping this object, the original.
+    #[arg(long, value_name = "PROVIDER_REFERENCE")]
+    pub keep: Option<String>,
     /// Who is deciding, for the audit trail.
     #[arg(long)]
     pub by: String,

@@ -239,6 +239,7 @@ fn settlement_line(s: &Settlement) -> String {
     let decision = match &s.decision {
         Decision::Made(reference) => format!("made as {reference}"),
         Decision::NotMade => "not made".to_owned(),
+        Decision::Kept(reference) => format!("copies removed, {reference} kept"),
     };
     format!(
         "{} by {}: {decision} ({}); the provider search said: {}{}",
@@ -301,8 +302,9 @@ fn what_to_check(tenant: &str, status: &OperationStatus) -> Vec<String> {
     }
     if let Some(effect) = effect.filter(|e| !e.duplicates_at_provider.is_empty()) {
         lines.push(format!(
-            "The provider holds this effect more than once: keep the original and remove the \
-             copies there ({}).",
+            "The provider holds this effect more than once ({} besides the original): remove \
+             the copies there, then: {settle} --keep <the original's id> --by <you> --reason \
+             <what you removed>",
             effect.duplicates_at_provider.join(", ")
         ));
     }
@@ -314,12 +316,17 @@ fn what_to_check(tenant: &str, status: &OperationStatus) -> Vec<String> {
 pub async fn settle(kitchen: &Kitchen, args: &OpsSettleArgs) -> anyhow::Result<()> {
     let (tenant, action, key) = operation(kitchen, &args.operation).await?;
     let mut violations = Vec::new();
-    let decision = match &args.made {
-        Some(raw) => ProviderReference::parse(raw)
+    let reference = |raw: &str, field: &str| ProviderReference::parse_as(field, raw);
+    let decision = match (&args.made, &args.keep) {
+        (Some(raw), _) => reference(raw, "made")
             .map(Decision::Made)
             .map_err(|v| violations.push(v))
             .ok(),
-        None => Some(Decision::NotMade),
+        (None, Some(raw)) => reference(raw, "keep")
+            .map(Decision::Kept)
+            .map_err(|v| violations.push(v))
+            .ok(),
+        (None, None) => Some(Decision::NotMade),
     };
     let by = OperatorName::parse(&args.by)
         .map_err(|v| violations.push(v))

@@ -196,6 +196,10 @@ async fn an_operator_finds_shows_and_settles_lost_creates() {
         .fails(&[&one[..], &["--not-made"], &by[..], &remote[..]].concat())
         .await;
     assert!(again.contains("ana settled it as made"), "{again}");
+    let keep = cli
+        .fails(&[&one[..], &["--keep", &ticket.id], &by[..], &remote[..]].concat())
+        .await;
+    assert!(keep.contains("knows of no copies"), "{keep}");
     let shown = cli
         .ok(&["ops", "show", "acme", "create_ticket", "lost-create-one"])
         .await;

@@ -93,7 +93,12 @@ pub struct ProviderReference(String);
 impl ProviderReference {
     /// Parses a reference (`--made`).
     pub fn parse(raw: &str) -> Result<Self, FieldViolation> {
-        operator_text("made", raw, MAX_PROVIDER_REFERENCE_CHARS).map(Self)
+        Self::parse_as("made", raw)
+    }
+
+    /// Parses a reference given as `field` (`--keep`, say).
+    pub fn parse_as(field: &str, raw: &str) -> Result<Self, FieldViolation> {
+        operator_text(field, raw, MAX_PROVIDER_REFERENCE_CHARS).map(Self)
     }
 
     /// The reference as text.
@@ -117,6 +122,10 @@ pub enum Decision {
     /// The provider never made it: the operation failed before its effect,
     /// and a retry with the same key sends it.
     NotMade,
+    /// The provider held the effect more than once, and a person removed
+    /// the copies there, keeping this object: the operation (which
+    /// succeeded already) no longer needs an operator.
+    Kept(ProviderReference),
 }
 
 impl Decision {
@@ -125,13 +134,22 @@ impl Decision {
         match self {
             Self::Made(_) => "made",
             Self::NotMade => "not_made",
+            Self::Kept(_) => "kept",
+        }
+    }
+
+    /// The provider's object the decision names, if it names one.
+    pub fn reference(&self) -> Option<&ProviderReference> {
+        match self {
+            Self::Made(reference) | Self::Kept(reference) => Some(reference),
+            Self::NotMade => None,
         }
     }
 
     /// The state the decision leaves its operation in.
     pub fn state_after(&self) -> OperationState {
         match self {
-            Self::Made(_) => OperationState::Succeeded,
+            Self::Made(_) | Self::Kept(_) => OperationState::Succeeded,
             Self::NotMade => OperationState::FailedBeforeEffect,
         }
     }
@@ -184,6 +202,12 @@ pub enum SettleRefusal {
         /// The last settlement by hand, if there was one.
         settled_by: Option<Box<Settlement>>,
     },
+    /// `--keep` for an operation the service knows no copies of at the
+    /// provider: there is nothing to resolve.
+    NoCopies {
+        /// Its state now.
+        state: OperationState,
+    },
     /// A worker (a caller's retry, a status read, the reconciler) is
     /// calling the provider for it right now; ask again in a few seconds.
     Busy,
@@ -233,6 +257,13 @@ impl fmt::Display for SettleRefusal {
                 f,
                 "the operation is {}, not unknown: it is being worked on; look again once it \
                  is unknown",
+                state.as_str()
+            ),
+            Self::NoCopies { state } => write!(
+                f,
+                "the service knows of no copies of this operation's effect at the provider (it \
+                 is {}): there is nothing to keep; --keep is for an operation whose status lists \
+                 duplicates_at_provider",
                 state.as_str()
             ),
             Self::Busy => f.write_str(

@@ -15,15 +15,18 @@ use time::OffsetDateTime;
 use super::Remote;
 use super::work::{Job, stored_command};
 use crate::KitchenError;
+use crate::domain::comment::Comment;
 use crate::domain::effect::{ExternalRef, Trigger};
 use crate::domain::operation::{OperationRecord, OperationState, ResultSnapshot};
-use crate::domain::settlement::{Decision, SettleAnswer, SettleOrder, SettleRefusal, Settlement};
+use crate::domain::settlement::{
+    Decision, ProviderReference, SettleAnswer, SettleOrder, SettleRefusal, Settlement,
+};
 use crate::domain::ticket::truncate_to_micros;
 use crate::provider::{
     EffectKind, Lookup, ProviderEffect, ProviderReceipt, SearchRequest, unix_ms,
 };
-use crate::store::effects::{self, Made, OperationId};
-use crate::store::{ledger, settlements, write};
+use crate::store::effects::{self, Lease, Made, OperationId};
+use crate::store::{self, ledger, settlements, write};
 use crate::write::WriteResult;
 use crate::write::remote::RemoteAction;
 
@@ -34,6 +37,9 @@ impl Remote {
         scope: OperationId,
         order: &SettleOrder,
     ) -> Result<SettleAnswer, KitchenError> {
+        if let Decision::Kept(reference) = &order.decision {
+            return self.keep::<A>(scope, reference, order).await;
+        }
         let now = OffsetDateTime::now_utc();
         let lease = self.lease(now);
         if !effects::take_lease(&self.db, &scope, lease, unix_ms(now)).await? {
@@ -47,25 +53,25 @@ impl Remote {
             effects::release_lease(&self.db, &scope, lease).await?;
             return self.refused_after_race(&scope).await;
         }
-        let job = Job::<A> {
-            command: stored_command::<A>(&record, row.request_snapshot.as_deref())?,
-            external_ref: row.external_ref.map_or_else(
-                || ExternalRef::derive(record.tenant_id, record.action, &record.key),
-                ExternalRef::from_stored,
-            ),
+        let job = job::<A>(
             scope,
             lease,
-            // Never sends: only searches.
-            trigger: Trigger::Status,
-            actor_token: None,
-        };
+            &record,
+            row.request_snapshot,
+            row.external_ref,
+        )?;
         let found = self.search_for_operator(&job).await?;
         let answer = match (&order.decision, &found) {
-            (Decision::Made(reference), Lookup::Found { receipt, .. })
-                if receipt.effect.id() == reference.as_str() =>
-            {
+            (
+                Decision::Made(reference),
+                Lookup::Found {
+                    receipt,
+                    duplicates,
+                },
+            ) if receipt.effect.id() == reference.as_str() => {
                 let check = describe(&found, A::KIND);
-                self.settle_made(&job, receipt.clone(), order, check, false)
+                let receipt = receipt.clone();
+                self.settle_made(&job, receipt, duplicates, order, check, false)
                     .await?
             }
             (Decision::Made(reference), _) if order.force => {
@@ -76,7 +82,8 @@ impl Remote {
                             external_ref: job.external_ref.as_str().into(),
                             effect,
                         };
-                        self.settle_made(&job, receipt, order, check, true).await?
+                        self.settle_made(&job, receipt, &[], order, check, true)
+                            .await?
                     }
                     Err(why) => SettleAnswer::Refused(SettleRefusal::Impossible(why)),
                 }
@@ -101,15 +108,112 @@ impl Remote {
                     receipt.effect.id()
                 )))
             }
+            // Answered by `keep` before any lease; an unknown effect has no
+            // copies the service knows of.
+            (Decision::Kept(_), _) => SettleAnswer::Refused(SettleRefusal::NoCopies {
+                state: OperationState::Unknown,
+            }),
             (Decision::NotMade, _) => {
                 let check = describe(&found, A::KIND);
-                self.settle_not_made(&job, order, check).await?
+                // Forced only where the search found it: otherwise nothing
+                // was overridden.
+                let forced = matches!(found, Lookup::Found { .. });
+                self.settle_not_made(&job, order, check, forced).await?
             }
         };
         if matches!(answer, SettleAnswer::Refused(_)) {
             effects::release_lease(&self.db, &job.scope, lease).await?;
         }
         Ok(answer)
+    }
+
+    /// `--keep`: a person removed the copies of a succeeded effect at the
+    /// provider, keeping `reference`; the record stops listing them. The
+    /// provider is searched first: it must hold the effect once, as
+    /// `reference` (unless forced), and `reference` must be the object the
+    /// service's local copy is of, where it keeps one.
+    async fn keep<A: RemoteAction>(
+        &self,
+        scope: OperationId,
+        reference: &ProviderReference,
+        order: &SettleOrder,
+    ) -> Result<SettleAnswer, KitchenError> {
+        let Some(row) = ledger::find(&self.db, &scope).await? else {
+            return Ok(SettleAnswer::Refused(SettleRefusal::NotFound));
+        };
+        let record: OperationRecord = row.operation.try_into()?;
+        let listed = ledger::split_duplicates(row.provider_duplicates.as_deref());
+        if record.state != OperationState::Succeeded || listed.is_empty() {
+            return Ok(SettleAnswer::Refused(SettleRefusal::NoCopies {
+                state: record.state,
+            }));
+        }
+        if let Some(original) = self.original_id(A::KIND, &record).await?
+            && original != reference.as_str()
+        {
+            return Ok(SettleAnswer::Refused(SettleRefusal::Impossible(format!(
+                "the service's copy of this effect is of {original} at the provider, the                  original: keep {original} and remove the others ({})",
+                listed.join(", ")
+            ))));
+        }
+        // No lease: nobody else changes a succeeded record (the write below
+        // checks the copies it lists are still the ones read here).
+        let lease = self.lease(OffsetDateTime::now_utc());
+        let job = job::<A>(
+            scope,
+            lease,
+            &record,
+            row.request_snapshot,
+            row.external_ref,
+        )?;
+        let found = self.search_for_operator(&job).await?;
+        let check = describe(&found, A::KIND);
+        let confirmed = matches!(
+            &found,
+            Lookup::Found { receipt, duplicates }
+                if duplicates.is_empty() && receipt.effect.id() == reference.as_str()
+        );
+        if !confirmed && !order.force {
+            return Ok(SettleAnswer::Refused(SettleRefusal::Contradicted(format!(
+                "a search of the provider for external reference {} does not show {reference}                  as its only object: {check}. Remove the copies there first, or settle with                  --force if the search cannot see what you did.",
+                job.external_ref
+            ))));
+        }
+        let now = truncate_to_micros(OffsetDateTime::now_utc());
+        let entry = entry(order, now, check, !confirmed);
+        let wait = self.wait_bound;
+        if !settlements::clear_duplicates(&self.db, wait, &job.scope, &listed, &entry).await? {
+            return self.refused_after_race(&job.scope).await;
+        }
+        warn_settled(&job, &entry);
+        Ok(SettleAnswer::Settled {
+            state: OperationState::Succeeded,
+            settlement: entry,
+        })
+    }
+
+    /// The provider's id of the object the local copy of `record`'s effect
+    /// is of, where the service keeps one (a ticket's, a comment's; a
+    /// change keeps none).
+    async fn original_id(
+        &self,
+        kind: EffectKind,
+        record: &OperationRecord,
+    ) -> Result<Option<String>, KitchenError> {
+        Ok(match kind {
+            EffectKind::Ticket => match record.ticket_id {
+                Some(id) => store::tickets::find(&self.db, record.tenant_id, id)
+                    .await?
+                    .and_then(|t| t.provider_ticket_id),
+                None => None,
+            },
+            EffectKind::Comment => record
+                .result
+                .as_ref()
+                .and_then(|snapshot| snapshot.parse::<Comment>().ok())
+                .and_then(|c| c.provider_comment_id),
+            EffectKind::Change => None,
+        })
     }
 
     /// The lease could not be had, or the effect was not unknown under it:
@@ -159,11 +263,13 @@ impl Remote {
     }
 
     /// Made: the local copy of `receipt`, the operation succeeded with it,
-    /// and the audit entry, in one transaction.
+    /// and the audit entry, in one transaction. `duplicates` are the
+    /// provider's ids of copies the search found besides it.
     async fn settle_made<A: RemoteAction>(
         &self,
         job: &Job<A>,
         receipt: ProviderReceipt,
+        duplicates: &[String],
         order: &SettleOrder,
         provider_check: String,
         forced: bool,
@@ -189,7 +295,7 @@ impl Remote {
             ticket: applied.ticket,
             resource: applied.result.resource_id(),
             snapshot: snapshot.as_str(),
-            duplicates: &[],
+            duplicates,
         };
         if !settlements::settle_made(&mut tx, &job.scope, job.lease, made, &entry).await? {
             write::rollback(tx).await?;
@@ -210,9 +316,10 @@ impl Remote {
         job: &Job<A>,
         order: &SettleOrder,
         provider_check: String,
+        forced: bool,
     ) -> Result<SettleAnswer, KitchenError> {
         let now = truncate_to_micros(OffsetDateTime::now_utc());
-        let entry = entry(order, now, provider_check, order.force);
+        let entry = entry(order, now, provider_check, forced);
         let detail = format!(
             "Settled by hand by {}: the provider never made this {} ({}). Retry the write with \
              the same key to send it.",
@@ -232,6 +339,28 @@ impl Remote {
             settlement: entry,
         })
     }
+}
+
+/// The effect of `record` as a worker holding `lease` works on it; it never
+/// sends, only searches.
+fn job<A: RemoteAction>(
+    scope: OperationId,
+    lease: Lease,
+    record: &OperationRecord,
+    request_snapshot: Option<String>,
+    external_ref: Option<String>,
+) -> Result<Job<A>, KitchenError> {
+    Ok(Job {
+        command: stored_command::<A>(record, request_snapshot.as_deref())?,
+        external_ref: external_ref.map_or_else(
+            || ExternalRef::derive(record.tenant_id, record.action, &record.key),
+            ExternalRef::from_stored,
+        ),
+        scope,
+        lease,
+        trigger: Trigger::Status,
+        actor_token: None,
+    })
 }
 
 fn entry(order: &SettleOrder, now: OffsetDateTime, check: String, forced: bool) -> Settlement {

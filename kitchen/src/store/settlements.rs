@@ -2,8 +2,10 @@
 //! effect's lease, with its audit entry in the same transaction, and the
 //! audit trail read back for the status.
 //!
-//! Both writes require the effect to be `unknown` still, besides the lease:
-//! a settled record never flips, whoever settled it.
+//! Both decisions about an unknown effect require it to be `unknown` still,
+//! besides the lease: a settled record never flips, whoever settled it.
+//! Resolving copies at the provider (`--keep`) changes only which copies a
+//! succeeded record lists.
 
 use std::time::Duration;
 
@@ -18,8 +20,10 @@ use super::effects::{Lease, Made, OperationId, bind_scope};
 use super::write::{WriteTx, on_tx};
 use super::{Db, WriteTransaction, on_db};
 
+/// Copies seen at the provider are kept once seen ($8 NULL keeps them).
 const SETTLE_MADE: &str = "UPDATE operations SET state = 'succeeded', ticket_id = $5, \
      resource_id = $6, result_snapshot = $7, state_detail = NULL, \
+     provider_duplicates = COALESCE($8, provider_duplicates), \
      lease_owner = NULL, lease_until_ms = NULL, next_check_ms = NULL \
      WHERE tenant_id = $1 AND action = $2 AND operation_key = $3 AND lease_owner = $4 \
      AND state = 'unknown'";
@@ -44,10 +48,7 @@ macro_rules! bind_entry {
         $query
             .bind($entry.settled_at)
             .bind($entry.decision.as_str())
-            .bind(match &$entry.decision {
-                Decision::Made(reference) => Some(reference.as_str()),
-                Decision::NotMade => None,
-            })
+            .bind($entry.decision.reference().map(|r| r.as_str()))
             .bind($entry.by.as_str())
             .bind($entry.reason.as_str())
             .bind($entry.provider_check.as_str())
@@ -66,12 +67,14 @@ pub(crate) async fn settle_made(
     made: Made<'_>,
     entry: &Settlement,
 ) -> Result<bool, KitchenError> {
+    let duplicates = (!made.duplicates.is_empty()).then(|| made.duplicates.join(","));
     let moved = on_tx!(tx, conn => {
         let moved = bind_scope!(sqlx::query(SETTLE_MADE), scope)
             .bind(lease.owner)
             .bind(made.ticket.map(|t| t.as_uuid()))
             .bind(made.resource)
             .bind(made.snapshot)
+            .bind(duplicates.as_deref())
             .execute(&mut *conn)
             .await?
             .rows_affected();
@@ -117,6 +120,43 @@ pub(crate) async fn settle_not_made(
     Ok(settled?)
 }
 
+/// Only while the record still lists exactly the copies the operator saw.
+const CLEAR_DUPLICATES: &str = "UPDATE operations SET provider_duplicates = NULL \
+     WHERE tenant_id = $1 AND action = $2 AND operation_key = $3 AND state = 'succeeded' \
+     AND provider_duplicates = $4";
+
+/// The copies at the provider of a succeeded effect are resolved, as
+/// `entry` records: the record no longer lists them. No lease is needed: no
+/// worker changes a succeeded record; the record must still list exactly
+/// `duplicates` (as read), so two operators cannot both resolve it.
+/// `false`: it does not, and nothing was written.
+pub(crate) async fn clear_duplicates(
+    db: &Db,
+    wait: Duration,
+    scope: &OperationId,
+    duplicates: &[String],
+    entry: &Settlement,
+) -> Result<bool, KitchenError> {
+    let listed = duplicates.join(",");
+    let cleared: sqlx::Result<bool> = on_db!(db, pool => async {
+        let mut tx = WriteTransaction::begin_write(pool, wait).await?;
+        let moved = bind_scope!(sqlx::query(CLEAR_DUPLICATES), scope)
+            .bind(listed.as_str())
+            .execute(&mut *tx)
+            .await?;
+        if moved.rows_affected() != 1 {
+            tx.rollback().await?;
+            return Ok(false);
+        }
+        bind_entry!(bind_scope!(sqlx::query(INSERT_SETTLEMENT), scope), entry)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(true)
+    }.await);
+    Ok(cleared?)
+}
+
 #[derive(sqlx::FromRow)]
 struct SettlementRow {
     settled_at: OffsetDateTime,
@@ -138,6 +178,9 @@ impl TryFrom<SettlementRow> for Settlement {
                 ProviderReference::parse(&reference).map_err(|v| corrupt(&v.message))?,
             ),
             ("not_made", None) => Decision::NotMade,
+            ("kept", Some(reference)) => Decision::Kept(
+                ProviderReference::parse(&reference).map_err(|v| corrupt(&v.message))?,
+            ),
             (other, _) => return Err(corrupt(other)),
         };
         Ok(Settlement {

@@ -2,8 +2,9 @@
 //! what reconciliation could not learn. Only an `unknown` effect is
 //! settled; a decision the provider contradicts is refused unless forced;
 //! the audit entry is in the status from then on; the caller's retry sees
-//! the settled outcome; and a settled record never changes again, however
-//! the settle races the reconciler.
+//! the settled outcome; a settled record never changes again, however the
+//! settle races the reconciler; and copies found at the provider are
+//! resolved with `--keep`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -105,6 +106,10 @@ impl Lost {
 
 fn made(reference: &str) -> Decision {
     Decision::Made(ProviderReference::parse(reference).expect("a reference"))
+}
+
+fn kept(reference: &str) -> Decision {
+    Decision::Kept(ProviderReference::parse(reference).expect("a reference"))
 }
 
 fn refused(answer: SettleAnswer) -> SettleRefusal {
@@ -278,6 +283,53 @@ async fn a_settle_racing_the_reconciler_has_one_winner(db: TestDatabase) {
     );
 }
 
+/// Copies at the provider: `--keep` the original once the others are
+/// removed there (not another one, not while copies remain unless forced);
+/// the record stops listing them and stops counting for an operator.
+async fn keep_resolves_copies_at_the_provider(db: TestDatabase) {
+    let lost = Lost::create(&db, DispatchFault::CommitThenLose).await;
+    assert!(lost.provider.duplicate(&lost.external_ref()));
+    let nothing_yet = refused(lost.settle(kept("FAKE-1"), true).await);
+    assert_eq!(
+        nothing_yet,
+        SettleRefusal::NoCopies {
+            state: OperationState::Unknown
+        }
+    );
+    let status = lost
+        .kitchen
+        .operation_status(lost.tenant, Action::CreateTicket, &lost.key)
+        .await
+        .expect("status")
+        .expect("a record");
+    assert_eq!(status.record.state, OperationState::Succeeded);
+    assert_eq!(
+        status.effect.expect("a ledger").duplicates_at_provider,
+        ["FAKE-2"]
+    );
+    assert_eq!(lost.kitchen.provider_duplicates().await.expect("count"), 1);
+
+    let other = refused(lost.settle(kept("FAKE-2"), true).await);
+    assert!(other.to_string().contains("keep FAKE-1"), "{other}");
+    let still = refused(lost.settle(kept("FAKE-1"), false).await);
+    assert!(still.to_string().contains("and 1 more ticket"), "{still}");
+    assert_eq!(lost.kitchen.provider_duplicates().await.expect("count"), 1);
+
+    assert!(lost.provider.remove("FAKE-2"));
+    let SettleAnswer::Settled { settlement, .. } = lost.settle(kept("FAKE-1"), false).await else {
+        panic!("expected settled");
+    };
+    assert!(!settlement.forced);
+    assert_eq!(lost.kitchen.provider_duplicates().await.expect("count"), 0);
+    let ledger = lost.recorded().await.effect.expect("a ledger");
+    assert!(ledger.duplicates_at_provider.is_empty());
+    assert_eq!(ledger.settled_by_hand.len(), 1);
+    assert_eq!(ledger.settled_by_hand[0].decision, kept("FAKE-1"));
+    let again = refused(lost.settle(kept("FAKE-1"), true).await);
+    assert!(matches!(again, SettleRefusal::NoCopies { .. }), "{again:?}");
+    replayed(lost.retry().await);
+}
+
 /// On the local backend every outcome is known: nothing to settle.
 async fn the_local_backend_has_nothing_to_settle(db: TestDatabase) {
     let desk = Desk::new(&db).await;
@@ -327,5 +379,6 @@ kitchen::on_both_databases!(
     not_made_lets_the_retry_send_it,
     a_forced_settlement_is_marked_as_forced,
     a_settle_racing_the_reconciler_has_one_winner,
+    keep_resolves_copies_at_the_provider,
     the_local_backend_has_nothing_to_settle,
 );

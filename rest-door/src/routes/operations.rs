@@ -4,7 +4,7 @@
 use axum::Extension;
 use axum::extract::{Path, State};
 use kitchen::{
-    Action, Caller, Comment, Decision, EffectAttempt, KeyPhase, Kitchen, MAX_KEY_LEN, MIN_KEY_LEN,
+    Action, Caller, Comment, EffectAttempt, KeyPhase, Kitchen, MAX_KEY_LEN, MIN_KEY_LEN,
     OperationKey, OperationState, Settlement,
 };
 use serde::{Deserialize, Serialize};
@@ -112,11 +112,13 @@ pub(crate) struct SettlementBody {
     #[schema(format = DateTime)]
     settled_at: String,
     /// `made` (the provider holds it as `provider_reference`; the operation
-    /// succeeded with it) or `not_made` (the provider never made it; a
-    /// retry with the same key sends it).
+    /// succeeded with it), `not_made` (the provider never made it; a retry
+    /// with the same key sends it) or `kept` (the provider held it more
+    /// than once; the copies were removed there, keeping
+    /// `provider_reference`).
     #[schema(example = "made")]
     decision: &'static str,
-    /// For `made`: the provider's id of the object.
+    /// For `made` and `kept`: the provider's id of the object.
     #[serde(skip_serializing_if = "Option::is_none")]
     provider_reference: Option<String>,
     /// Who decided.
@@ -134,10 +136,7 @@ impl From<Settlement> for SettlementBody {
         Self {
             settled_at: links::rfc3339(s.settled_at),
             decision: s.decision.as_str(),
-            provider_reference: match s.decision {
-                Decision::Made(reference) => Some(reference.as_str().into()),
-                Decision::NotMade => None,
-            },
+            provider_reference: s.decision.reference().map(|r| r.as_str().into()),
             by: s.by.as_str().into(),
             reason: s.reason.as_str().into(),
             provider_check: s.provider_check,

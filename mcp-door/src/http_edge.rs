@@ -42,9 +42,14 @@ use kitchen::{Caller, Scopes};
 use rmcp::transport::streamable_http_server::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use serde_json::{Value, json};
+use telemetry::Metrics;
 use tower::ServiceExt;
 
 use crate::tools::TicketTools;
+
+mod measured;
+
+use measured::Called;
 
 /// JSON-RPC 2.0: the body is not valid JSON (or could not be read).
 pub const PARSE_ERROR: i64 = -32700;
@@ -111,14 +116,21 @@ pub struct McpEndpoint {
     inner: Rmcp,
     limits: McpLimits,
     challenges: Challenges,
+    metrics: Metrics,
 }
 
 impl McpEndpoint {
-    pub(crate) fn new(inner: Rmcp, limits: McpLimits, challenges: Challenges) -> Self {
+    pub(crate) fn new(
+        inner: Rmcp,
+        limits: McpLimits,
+        challenges: Challenges,
+        metrics: Metrics,
+    ) -> Self {
         Self {
             inner,
             limits,
             challenges,
+            metrics,
         }
     }
 }
@@ -133,9 +145,13 @@ impl tower::Service<Request<Body>> for McpEndpoint {
     }
 
     fn call(&mut self, request: Request<Body>) -> Self::Future {
-        let (inner, limits, challenges) =
-            (self.inner.clone(), self.limits, self.challenges.clone());
-        Box::pin(async move { Ok(answer(inner, limits, &challenges, request).await) })
+        let (inner, limits, challenges, metrics) = (
+            self.inner.clone(),
+            self.limits,
+            self.challenges.clone(),
+            self.metrics.clone(),
+        );
+        Box::pin(async move { Ok(answer(inner, limits, &challenges, &metrics, request).await) })
     }
 }
 
@@ -143,6 +159,7 @@ async fn answer(
     inner: Rmcp,
     limits: McpLimits,
     challenges: &Challenges,
+    metrics: &Metrics,
     request: Request<Body>,
 ) -> Response<Body> {
     // Only a JSON POST carries a message; anything else (GET, DELETE, a
@@ -157,15 +174,21 @@ async fn answer(
     // trickles in must not hold the connection any more than a slow call.
     let deadline = tokio::time::Instant::now() + limits.request_timeout;
     let read = read_message(&parts.headers, body, limits.body_limit_bytes);
-    let id = match tokio::time::timeout_at(deadline, read).await {
-        Ok(Ok((bytes, id, needs))) => {
+    let (id, called) = match tokio::time::timeout_at(deadline, read).await {
+        Ok(Ok((bytes, id, needs, called))) => {
             if let Some(refused) = lacking_scope(&parts, challenges, needs, &id) {
                 return refused;
             }
             let request = Request::from_parts(parts, Body::from(bytes));
             match tokio::time::timeout_at(deadline, call(inner, request)).await {
-                Ok(response) => return translate_refusal(response, id, true).await,
-                Err(_) => id,
+                Ok(response) => {
+                    let response = translate_refusal(response, id, true).await;
+                    return match called {
+                        Some(called) => called.answered(metrics, response).await,
+                        None => response,
+                    };
+                }
+                Err(_) => (id, called),
             }
         }
         Ok(Err(refused)) => return refused,
@@ -186,6 +209,9 @@ async fn answer(
         timeout_secs = limits.request_timeout.as_secs(),
         "MCP call cut off by the request timeout; it finishes on its own"
     );
+    if let Some(called) = called {
+        called.failed(metrics, REQUEST_TIMEOUT);
+    }
     error_response(
         StatusCode::OK,
         id,
@@ -240,13 +266,13 @@ fn lacking_scope(
 }
 
 /// The body, read under `limit` and checked to be one JSON-RPC message;
-/// with the message's id (`null` for a notification) and the scopes it
-/// needs.
+/// with the message's id (`null` for a notification), the scopes it needs
+/// and, for a request, what its measurement names.
 async fn read_message(
     headers: &http::HeaderMap,
     body: Body,
     limit: usize,
-) -> Result<(Bytes, Value, Scopes), Response<Body>> {
+) -> Result<(Bytes, Value, Scopes, Option<Called>), Response<Body>> {
     let too_large = || {
         refuse(
             StatusCode::PAYLOAD_TOO_LARGE,
@@ -304,7 +330,8 @@ async fn read_message(
     })?;
     let id = check_message(&message)
         .map_err(|(status, id, code, why)| refuse(status, id, code, &why))?;
-    Ok((bytes, id, needs(&message)))
+    let called = Called::of(&message, headers);
+    Ok((bytes, id, needs(&message), called))
 }
 
 /// The scopes `message` needs: a `tools/call` by its tool's name, anything

@@ -124,9 +124,10 @@ pub fn http_endpoint(
     // opted into tasks gets its task before the edge's timeout error.
     let tasks = tasks.within(limits.request_timeout);
     McpEndpoint::new(
-        http_service(kitchen, metrics, config, tasks),
+        http_service(kitchen, metrics.clone(), config, tasks),
         limits,
         challenges,
+        metrics,
     )
 }
 

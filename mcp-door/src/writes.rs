@@ -168,6 +168,9 @@ impl TicketTools {
             &ctx.id.to_string(),
             Some(contract),
         );
+        // An agent that traces its calls sends its span in `_meta`: our
+        // attempt joins its trace.
+        attempt.join_trace(ctx.meta.get_traceparent(), ctx.meta.get_tracestate());
         Ok(WriteCall {
             action,
             who,

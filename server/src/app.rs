@@ -155,6 +155,7 @@ pub fn router(
     };
     // The MCP endpoint sits behind the same bearer-token middleware as
     // /v1: the tools read the tenant it resolved, never an argument.
+    let measured = metrics.clone();
     let mcp = Router::new()
         .nest_service(
             crate::edge::MCP_PATH,
@@ -171,7 +172,14 @@ pub fn router(
             access,
             crate::mcp_auth::require_tenant,
         ));
-    rest.merge(mcp).layer(shared)
+    // Inside the routes (a router's layers run once a route matched), so
+    // each request is measured by its route's template.
+    rest.merge(mcp)
+        .layer(axum::middleware::from_fn_with_state(
+            measured,
+            crate::http_metrics::measure,
+        ))
+        .layer(shared)
 }
 
 /// A bound, not yet running, server.

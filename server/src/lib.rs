@@ -29,6 +29,8 @@
 //! - `connections`: the accept loop: hyper's HTTP/1.1 connections with a
 //!   header-read timeout, an idle timeout, a connection limit and a
 //!   shutdown deadline.
+//! - `http_metrics`: `http.server.request.duration` (the semantic
+//!   conventions' name) for every request through either door.
 //! - `mcp_auth`: the bearer middleware as `/mcp` answers it (all in
 //!   JSON-RPC; a `401` keeps the REST door's challenge).
 //! - `rest_deadline`: the REST routes' request timeout (`408` for a body
@@ -46,6 +48,7 @@ mod client_run;
 mod connections;
 mod edge;
 pub mod example_config;
+mod http_metrics;
 mod mcp_auth;
 mod ops;
 mod rest_deadline;

@@ -65,6 +65,19 @@ impl Attempt {
         &self.span
     }
 
+    /// Joins the caller's trace: makes the attempt's span a child of the
+    /// span W3C `traceparent` (with `tracestate`) names, as an MCP client
+    /// sends them in a request's `_meta`, so that an agent's trace and ours
+    /// are one. `false` (and the span stays a root) when `traceparent` is
+    /// absent or not a valid one.
+    pub fn join_trace(&self, traceparent: Option<&str>, tracestate: Option<&str>) -> bool {
+        use tracing_opentelemetry::OpenTelemetrySpanExt as _;
+        let Some(parent) = remote_parent(traceparent, tracestate) else {
+            return false;
+        };
+        self.span.set_parent(parent).is_ok()
+    }
+
     /// Records the operation key (the effect's identity) once it is known.
     pub fn record_key(&self, key: &str) {
         self.span.record("operation_key", key);
@@ -108,5 +121,54 @@ impl Attempt {
             );
         }
         m.stats.count(self.tenant, self.door, self.action, outcome);
+    }
+}
+
+/// The remote span `traceparent` (with `tracestate`) names, as a parent
+/// context; `None` when it is absent or not a valid W3C Trace Context.
+fn remote_parent(
+    traceparent: Option<&str>,
+    tracestate: Option<&str>,
+) -> Option<opentelemetry::Context> {
+    use opentelemetry::propagation::TextMapPropagator as _;
+    use opentelemetry::trace::TraceContextExt as _;
+    let mut carrier = std::collections::HashMap::new();
+    carrier.insert("traceparent".to_owned(), traceparent?.to_owned());
+    if let Some(state) = tracestate {
+        carrier.insert("tracestate".to_owned(), state.to_owned());
+    }
+    let parent = opentelemetry_sdk::propagation::TraceContextPropagator::new().extract(&carrier);
+    parent.span().span_context().is_valid().then_some(parent)
+}
+
+#[cfg(test)]
+mod tests {
+    use opentelemetry::trace::TraceContextExt as _;
+
+    use super::*;
+
+    #[test]
+    fn a_w3c_traceparent_names_the_parent_and_garbage_names_none() {
+        let parent = remote_parent(
+            Some("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"),
+            Some("vendor=1"),
+        )
+        .expect("a valid traceparent");
+        let span = parent.span();
+        let context = span.span_context();
+        assert_eq!(
+            context.trace_id().to_string(),
+            "4bf92f3577b34da6a3ce929d0e0e4736"
+        );
+        assert_eq!(context.span_id().to_string(), "00f067aa0ba902b7");
+        assert!(context.is_remote());
+        for bad in [
+            None,
+            Some(""),
+            Some("00-zz-00f067aa0ba902b7-01"),
+            Some("00-00000000000000000000000000000000-00f067aa0ba902b7-01"),
+        ] {
+            assert!(remote_parent(bad, None).is_none(), "{bad:?}");
+        }
     }
 }

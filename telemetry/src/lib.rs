@@ -20,6 +20,8 @@
 //! - [`ContractFailure`]: what a caller broke, one table for both doors.
 //! - [`attempt`]: [`Attempt`], the span and measurements of one write.
 //! - [`stats`]: per-tenant outcome counts and retry rates.
+//! - `standard`: the semantic conventions' HTTP and MCP server durations,
+//!   next to ours ([`HttpRequest`], [`McpOperation`]).
 
 pub mod attempt;
 mod contract_failure;
@@ -27,6 +29,7 @@ mod door;
 pub mod logging;
 mod metrics;
 mod otlp;
+mod standard;
 pub mod stats;
 
 pub use attempt::Attempt;
@@ -35,4 +38,5 @@ pub use door::Door;
 pub use logging::{LogFormat, OtlpGuard};
 pub use metrics::Metrics;
 pub use otlp::OtlpTarget;
+pub use standard::{HttpRequest, McpError, McpOperation};
 pub use stats::{DoorStats, TenantStats};

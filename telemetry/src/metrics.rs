@@ -11,6 +11,7 @@ use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
 use prometheus::{Encoder, TextEncoder};
 
 use crate::otlp::{OtlpTarget, resource};
+use crate::standard::{HttpRequest, McpOperation, Standard};
 use crate::stats::TenantStats;
 
 /// Instruments every write and tool call is measured with.
@@ -23,6 +24,8 @@ pub struct Metrics {
     pub(crate) contract_failures: Counter<u64>,
     pub(crate) tool_calls: Counter<u64>,
     pub(crate) sweep_records: Counter<u64>,
+    /// The semantic conventions' HTTP and MCP server durations.
+    standard: Standard,
     /// The last count of effects reconciliation gave up on, read by the
     /// `tickets.effects.unresolved` gauge at each collection.
     unresolved_effects: Arc<AtomicU64>,
@@ -109,6 +112,7 @@ impl Metrics {
                 .u64_counter("tickets.sweep.records")
                 .with_description("Operation records the retention sweep changed, by kind (tombstoned: frozen answer dropped past the replay window; deleted: past the tombstone horizon, key free again)")
                 .build(),
+            standard: Standard::new(&meter),
             provider,
             registry,
             stats: TenantStats::default(),
@@ -139,6 +143,17 @@ impl Metrics {
                 KeyValue::new("outcome", outcome.to_owned()),
             ],
         );
+    }
+
+    /// Records one HTTP request (both doors) as
+    /// `http.server.request.duration`.
+    pub fn http_request(&self, request: &HttpRequest<'_>, seconds: f64) {
+        self.standard.http_request(request, seconds);
+    }
+
+    /// Records one MCP request over HTTP as `mcp.server.operation.duration`.
+    pub fn mcp_operation(&self, operation: &McpOperation<'_>, seconds: f64) {
+        self.standard.mcp_operation(operation, seconds);
     }
 
     /// Counts what one retention sweep batch did.

@@ -269,8 +269,109 @@ async fn the_retention_sweep_is_counted_by_kind(db: TestDatabase) {
     assert_eq!(entry["retry_rate"], 1.0);
 }
 
+/// The semantic conventions' durations, next to ours: every HTTP request
+/// by method, route template and status; every MCP request by method, tool
+/// and how it failed.
+async fn standard_durations_carry_the_conventions_attributes(db: TestDatabase) {
+    let app = TestApp::spawn(&db).await;
+    let acme = app.tenant("acme").await;
+    let made: Value = app
+        .post_ticket(&acme, Some(&fresh_key()), DISK_FULL)
+        .await
+        .json()
+        .await
+        .expect("json");
+    let id = made["id"].as_str().expect("an id");
+    assert_eq!(
+        app.get(&acme, &format!("/v1/tickets/{id}")).await.status(),
+        200
+    );
+    assert_eq!(app.get(&acme, "/v1/no-such-thing").await.status(), 404);
+    let client = connect(&app, &acme.token, Protocol::Stateless).await;
+    let ok = call(
+        &client,
+        "create_ticket",
+        json!({"operation_id": fresh_key(), "project_id": "ops", "title": "Disk"}),
+    )
+    .await;
+    assert_ne!(ok.is_error, Some(true));
+    let failed = call(&client, "get_ticket", json!({"ticket_id": "not-a-ticket"})).await;
+    assert_eq!(failed.is_error, Some(true));
+
+    let text = metrics_text(&app).await;
+    let http = "http_server_request_duration_seconds_count";
+    for (method, route, status) in [
+        ("POST", "/v1/tickets", "201"),
+        ("GET", "/v1/tickets/{id}", "200"),
+    ] {
+        let labels = [
+            ("http_request_method", method),
+            ("http_route", route),
+            ("http_response_status_code", status),
+            ("url_scheme", "http"),
+        ];
+        assert_eq!(
+            sample(&text, http, &labels),
+            1.0,
+            "{method} {route}\n{text}"
+        );
+    }
+    assert!(
+        !text.contains("/v1/no-such-thing"),
+        "an unmatched path makes no label"
+    );
+    assert_eq!(
+        sample(&text, http, &[("http_response_status_code", "404")]),
+        1.0
+    );
+    let mcp = "mcp_server_operation_duration_seconds_count";
+    let tool_call = |tool| {
+        [
+            ("mcp_method_name", "tools/call"),
+            ("gen_ai_tool_name", tool),
+        ]
+    };
+    assert_eq!(
+        sample(&text, mcp, &tool_call("create_ticket")),
+        1.0,
+        "{text}"
+    );
+    assert_eq!(
+        sample(
+            &text,
+            mcp,
+            &[
+                &tool_call("create_ticket")[..],
+                &[("error_type", "tool_error")]
+            ]
+            .concat()
+        ),
+        0.0
+    );
+    assert_eq!(
+        sample(
+            &text,
+            mcp,
+            &[
+                &tool_call("get_ticket")[..],
+                &[("error_type", "tool_error")]
+            ]
+            .concat()
+        ),
+        1.0,
+        "{text}"
+    );
+    // The handshake of this protocol revision is measured too.
+    assert_eq!(
+        sample(&text, mcp, &[("mcp_method_name", "server/discover")]),
+        1.0,
+        "{text}"
+    );
+}
+
 kitchen::on_both_databases!(
     a_scripted_sequence_moves_each_counter_exactly,
+    standard_durations_carry_the_conventions_attributes,
     the_retention_sweep_is_counted_by_kind,
 );
 
@@ -367,11 +468,25 @@ async fn spans_reach_an_otlp_receiver_with_three_identities() {
     )
     .await;
 
+    // An agent that traces its calls sends its span in `_meta`
+    // (traceparent): the attempt joins that trace.
+    let traced_key = fresh_key();
+    let mut meta = rmcp::model::MetaObject::new();
+    meta.set_traceparent("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
+    let mut traced = rmcp::model::CallToolRequestParams::new("create_ticket").with_arguments(
+        json!({"operation_id": traced_key, "project_id": "ops", "title": "traced"})
+            .as_object()
+            .cloned()
+            .expect("an object"),
+    );
+    traced.meta = Some(meta.into());
+    client.call_tool(traced).await.expect("tool call answered");
+
     let mut attempts = Vec::new();
     for _ in 0..100 {
         guard.flush();
         attempts = spans_named(&received, "write_attempt");
-        if attempts.len() >= 2 {
+        if attempts.len() >= 3 {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
@@ -406,4 +521,38 @@ async fn spans_reach_an_otlp_receiver_with_three_identities() {
         64,
         "the contract hash of create_ticket"
     );
+    let (trace, parent) = trace_of(&received, &traced_key).expect("the traced attempt's span");
+    assert_eq!(
+        trace, "4bf92f3577b34da6a3ce929d0e0e4736",
+        "the agent's trace"
+    );
+    assert_eq!(parent, "00f067aa0ba902b7", "a child of the agent's span");
+    let (untraced, _) = trace_of(&received, &mcp_key).expect("the other attempt's span");
+    assert_ne!(
+        untraced, trace,
+        "a call without traceparent starts its own trace"
+    );
+}
+
+/// The trace id and parent span id of the `write_attempt` span of
+/// `operation_key`, as exported.
+fn trace_of(received: &Received, operation_key: &str) -> Option<(String, String)> {
+    let docs = received.lock().expect("lock");
+    let spans = docs
+        .iter()
+        .flat_map(|doc| doc["resourceSpans"].as_array().cloned().unwrap_or_default())
+        .flat_map(|rs| rs["scopeSpans"].as_array().cloned().unwrap_or_default())
+        .flat_map(|ss| ss["spans"].as_array().cloned().unwrap_or_default());
+    for span in spans.filter(|s| s["name"] == "write_attempt") {
+        let keyed = span["attributes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|a| a["key"] == "operation_key" && a["value"]["stringValue"] == operation_key);
+        if keyed {
+            let text = |field: &str| span[field].as_str().unwrap_or_default().to_owned();
+            return Some((text("traceId"), text("parentSpanId")));
+        }
+    }
+    None
 }

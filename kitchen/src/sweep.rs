@@ -90,21 +90,29 @@ impl Sweeper {
     /// Sweeps everything due now, then again every `every`, until
     /// `shutdown` resolves. A failed sweep is logged and the next one runs
     /// on schedule: a database blip must not stop retention for good.
+    /// `on_batch` hears of each batch that changed something, `on_done` of
+    /// each sweep that got through everything due (so that a sweep that
+    /// keeps failing, or never runs, can be told from one with nothing to
+    /// do).
     pub async fn run(
         self,
         every: Duration,
         shutdown: impl Future<Output = ()>,
         mut on_batch: impl FnMut(&SweepReport) + Send,
+        mut on_done: impl FnMut() + Send,
     ) {
         tokio::pin!(shutdown);
         loop {
             match self.sweep_due(&mut on_batch).await {
-                Ok(report) if report == SweepReport::default() => {}
-                Ok(report) => tracing::info!(
-                    tombstoned = report.tombstoned,
-                    deleted = report.deleted,
-                    "retention sweep done"
-                ),
+                Ok(report) if report == SweepReport::default() => on_done(),
+                Ok(report) => {
+                    tracing::info!(
+                        tombstoned = report.tombstoned,
+                        deleted = report.deleted,
+                        "retention sweep done"
+                    );
+                    on_done();
+                }
                 Err(e) => tracing::error!(error = %e, "retention sweep failed"),
             }
             tokio::select! {

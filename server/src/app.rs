@@ -252,11 +252,12 @@ impl Application {
                 .clone()
                 .run_reconciler(stopping(stopped.clone())),
         );
-        let metrics = self.metrics.clone();
+        let (metrics, finished) = (self.metrics.clone(), self.metrics.clone());
         let sweeper = tokio::spawn(self.kitchen.sweeper().run(
             self.sweep_every,
             stopping(stopped.clone()),
             move |report| metrics.swept(report.tombstoned, report.deleted),
+            move || finished.sweep_finished(),
         ));
         let watcher = tokio::spawn(watch_operator_gauges(
             self.kitchen.clone(),

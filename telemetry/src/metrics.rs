@@ -32,6 +32,9 @@ pub struct Metrics {
     /// The last count of effects a search found more than once at the
     /// provider, read by the `tickets.provider.duplicates` gauge.
     provider_duplicates: Arc<AtomicU64>,
+    /// When the retention sweep last got through everything due (Unix
+    /// seconds; 0 before the first), read by `tickets.sweep.last_success`.
+    sweep_last_success: Arc<AtomicU64>,
     pub(crate) stats: TenantStats,
 }
 
@@ -87,9 +90,18 @@ impl Metrics {
             .with_description("Remote effects the provider was found to hold more than once (a search by their reference found copies): each needs an operator to resolve the copies the operation's status lists")
             .with_callback(move |gauge| gauge.observe(observed.load(Ordering::Relaxed), &[]))
             .build();
+        let sweep_last_success = Arc::new(AtomicU64::new(0));
+        let observed = Arc::clone(&sweep_last_success);
+        let _gauge = meter
+            .u64_observable_gauge("tickets.sweep.last_success")
+            .with_unit("s")
+            .with_description("When the retention sweep last got through everything due, in Unix seconds (0 before the first): a sweep that fails or stops leaves it behind")
+            .with_callback(move |gauge| gauge.observe(observed.load(Ordering::Relaxed), &[]))
+            .build();
         Self {
             unresolved_effects,
             provider_duplicates,
+            sweep_last_success,
             outcomes: meter
                 .u64_counter("tickets.write.outcomes")
                 .with_description("Write attempts by door, action and outcome (created, replayed, conflict, invalid, in_progress, error)")
@@ -163,6 +175,14 @@ impl Metrics {
                 self.sweep_records.add(n, &[KeyValue::new("kind", kind)]);
             }
         }
+    }
+
+    /// Notes that the retention sweep just got through everything due.
+    pub fn sweep_finished(&self) {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        self.sweep_last_success.store(now, Ordering::Relaxed);
     }
 
     /// Sets how many remote effects reconciliation gave up on (see

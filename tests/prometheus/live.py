@@ -174,6 +174,13 @@ def main():
         result = query(prom, expr + '{door="rest"}')
         assert result and float(result[0]["value"][1]) == 0.0, (expr, result)
 
+    # The sweep runs every second here: its gauge is recent.
+    fresh = wait_for(
+        "the sweep's last success is recent",
+        lambda: query(prom, "time() - max(tickets_sweep_last_success_seconds) < 60"),
+    )
+    print("seconds since the last sweep:", fresh[0]["value"][1])
+
     def firing():
         _, body = http("GET", f"{prom}/api/v1/alerts")
         alerts = json.loads(body)["data"]["alerts"]

@@ -247,6 +247,17 @@ async fn the_retention_sweep_is_counted_by_kind(db: TestDatabase) {
         sample(&text, "tickets_sweep_records_total", &[("kind", "deleted")]),
         0.0
     );
+    // It got through everything due just now (what the stalled-sweep alert
+    // watches).
+    let last = sample(&text, "tickets_sweep_last_success_seconds", &[]);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after 1970")
+        .as_secs_f64();
+    assert!(
+        (now - last).abs() < 60.0,
+        "last sweep at {last}, now {now}\n{text}"
+    );
     // A retry after the window is counted as `expired`, and as a retry.
     let late = app.post_ticket(&acme, Some(&keys[0]), DISK_FULL).await;
     assert_eq!(late.status(), 200);

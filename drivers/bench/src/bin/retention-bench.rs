@@ -598,6 +598,7 @@ impl Bench {
                     tombstoned.fetch_add(report.tombstoned, Ordering::Relaxed);
                     deleted.fetch_add(report.deleted, Ordering::Relaxed);
                 },
+                || {},
             ))
         };
 

@@ -27,23 +27,13 @@ impl Kitchen {
         size: PageSize,
         cursor: Option<&OperationCursor>,
     ) -> Result<OperationPage, KitchenError> {
-        self.list_operations(Some(tenant), filter, size, cursor)
+        self.all_operations(Some(tenant), filter, size, cursor)
             .await
     }
 
     /// As [`Kitchen::operations`], across every tenant when `tenant` is
     /// `None`: for operators (`tickets ops list`), never for a door.
     pub async fn all_operations(
-        &self,
-        tenant: Option<TenantId>,
-        filter: &OperationFilter,
-        size: PageSize,
-        cursor: Option<&OperationCursor>,
-    ) -> Result<OperationPage, KitchenError> {
-        self.list_operations(tenant, filter, size, cursor).await
-    }
-
-    async fn list_operations(
         &self,
         tenant: Option<TenantId>,
         filter: &OperationFilter,

@@ -22,9 +22,7 @@ use crate::domain::settlement::{
     Decision, ProviderReference, SettleAnswer, SettleOrder, SettleRefusal, Settlement,
 };
 use crate::domain::ticket::truncate_to_micros;
-use crate::provider::{
-    EffectKind, Lookup, ProviderEffect, ProviderReceipt, SearchRequest, unix_ms,
-};
+use crate::provider::{EffectKind, Lookup, ProviderEffect, ProviderReceipt, unix_ms};
 use crate::store::effects::{self, Lease, Made, OperationId};
 use crate::store::{self, ledger, settlements, write};
 use crate::write::WriteResult;
@@ -236,23 +234,12 @@ impl Remote {
         Ok(SettleAnswer::Refused(refusal))
     }
 
-    /// One search of the provider by the effect's reference, bounded like
-    /// every call.
+    /// One search of the provider by the effect's reference, logged.
     async fn search_for_operator<A: RemoteAction>(
         &self,
         job: &Job<A>,
     ) -> Result<Lookup, KitchenError> {
-        let search = SearchRequest {
-            kind: A::KIND,
-            external_ref: job.external_ref.as_str().into(),
-            ticket: self.provider_ticket::<A>(job).await?,
-        };
-        let timeout = self.settings.call_timeout;
-        let found = tokio::time::timeout(timeout, self.provider.find_by_reference(&search))
-            .await
-            .unwrap_or_else(|_| {
-                Lookup::Failed(format!("no answer within {} ms", timeout.as_millis()))
-            });
+        let found = self.search::<A>(job).await?;
         tracing::info!(
             operation_key = %job.scope.key,
             external_ref = %job.external_ref,

@@ -310,17 +310,7 @@ impl Remote {
             AttemptStart::LeaseLost => return Ok(in_progress()),
             AttemptStart::Exhausted(made) => return self.exhausted(&job, made).await,
         };
-        let search = SearchRequest {
-            kind: A::KIND,
-            external_ref: job.external_ref.as_str().into(),
-            ticket: self.provider_ticket::<A>(&job).await?,
-        };
-        let timeout = self.settings.call_timeout;
-        let answer = tokio::time::timeout(timeout, self.provider.find_by_reference(&search))
-            .await
-            .unwrap_or_else(|_| {
-                Lookup::Failed(format!("no answer within {} ms", timeout.as_millis()))
-            });
+        let answer = self.search::<A>(&job).await?;
         tracing::info!(
             operation_key = %job.scope.key,
             external_ref = %job.external_ref,
@@ -432,6 +422,27 @@ impl Remote {
             reason,
         )
         .await
+    }
+
+    /// One search of the provider for the job's external reference,
+    /// bounded like every call (past the call timeout it failed).
+    pub(super) async fn search<A: RemoteAction>(
+        &self,
+        job: &Job<A>,
+    ) -> Result<Lookup, KitchenError> {
+        let search = SearchRequest {
+            kind: A::KIND,
+            external_ref: job.external_ref.as_str().into(),
+            ticket: self.provider_ticket::<A>(job).await?,
+        };
+        let timeout = self.settings.call_timeout;
+        Ok(
+            tokio::time::timeout(timeout, self.provider.find_by_reference(&search))
+                .await
+                .unwrap_or_else(|_| {
+                    Lookup::Failed(format!("no answer within {} ms", timeout.as_millis()))
+                }),
+        )
     }
 
     /// The provider's id of the ticket the job's write acts on; `None` for

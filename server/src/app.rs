@@ -67,6 +67,9 @@ pub struct ServeSettings {
     /// Resource-server mode: accept access tokens from these identity
     /// providers besides API tokens. Off (`None`) by default.
     pub oauth: Option<access::OAuthSettings>,
+    /// The operators' console on a listener of its own. Off (`None`) by
+    /// default.
+    pub console: Option<console::ConsoleSettings>,
 }
 
 impl Default for ServeSettings {
@@ -92,6 +95,7 @@ impl Default for ServeSettings {
             shutdown_grace: Duration::from_secs(30),
             sweep_every: Duration::from_secs(60),
             oauth: None,
+            console: None,
         }
     }
 }
@@ -186,6 +190,8 @@ pub fn router(
 pub struct Application {
     listener: TcpListener,
     router: Router,
+    /// The console's listener and routes, when it is on.
+    console: Option<(TcpListener, Router)>,
     kitchen: Kitchen,
     metrics: Metrics,
     limits: Limits,
@@ -203,7 +209,24 @@ impl Application {
         let listener = TcpListener::bind(settings.listen).await?;
         let access = Authenticator::new(kitchen.clone(), settings.oauth.clone())
             .map_err(std::io::Error::other)?;
+        let console = match &settings.console {
+            None => None,
+            Some(console) => {
+                console.check().map_err(std::io::Error::other)?;
+                let bound = TcpListener::bind(console.listen).await.map_err(|e| {
+                    std::io::Error::new(
+                        e.kind(),
+                        format!("the console cannot listen on {}: {e}", console.listen),
+                    )
+                })?;
+                Some((
+                    bound,
+                    console::router(kitchen.clone(), metrics.clone(), console),
+                ))
+            }
+        };
         Ok(Self {
+            console,
             listener,
             router: router(kitchen.clone(), metrics.clone(), settings, access),
             kitchen,
@@ -230,6 +253,13 @@ impl Application {
     /// The address it listens on.
     pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
         self.listener.local_addr()
+    }
+
+    /// Where the console listens, when it is on.
+    pub fn console_addr(&self) -> Option<SocketAddr> {
+        self.console
+            .as_ref()
+            .and_then(|(listener, _)| listener.local_addr().ok())
     }
 
     /// Serves until `shutdown` resolves, then stops accepting, lets the
@@ -263,8 +293,17 @@ impl Application {
             self.kitchen.clone(),
             self.metrics.clone(),
             self.sweep_every,
-            stopping(stopped),
+            stopping(stopped.clone()),
         ));
+        // The console: few requests from operators, plain axum serving; it
+        // stops with the service.
+        let console = self.console.map(|(listener, router)| {
+            tokio::spawn(
+                axum::serve(listener, router)
+                    .with_graceful_shutdown(stopping(stopped))
+                    .into_future(),
+            )
+        });
         connections::serve(self.listener, self.router, self.limits, async move {
             shutdown.await;
             drop(stop);
@@ -280,6 +319,13 @@ impl Application {
         }
         if let Err(e) = watcher.await {
             tracing::error!(error = %e, "the operator gauges stopped abnormally");
+        }
+        if let Some(console) = console {
+            match console.await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => tracing::error!(error = %e, "the console stopped abnormally"),
+                Err(e) => tracing::error!(error = %e, "the console stopped abnormally"),
+            }
         }
         Ok(())
     }

@@ -284,6 +284,17 @@ pub struct ServeArgs {
     /// Most memory those answers may take, in MiB; 0 turns it off.
     #[arg(long, env = "REPLAY_CACHE_MIB", default_value_t = kitchen::ReplayCacheConfig::default().max_bytes >> 20)]
     pub replay_cache_mib: u64,
+    /// The operators' console (HTML pages: what callers are doing, writes
+    /// that need a person with a settle form, a lookup by key, /metrics) on
+    /// a listener of its own, e.g. 127.0.0.1:8081. Off when unset. A
+    /// non-loopback address needs ADMIN_TOKEN.
+    #[arg(long, env = "ADMIN_LISTEN")]
+    pub admin_listen: Option<SocketAddr>,
+    /// The operator token the console asks for (the password of HTTP Basic,
+    /// any user name; or a bearer token); at least 16 characters. Without
+    /// it the console listens on loopback only.
+    #[arg(long, env = "ADMIN_TOKEN", hide_env_values = true)]
+    pub admin_token: Option<String>,
     /// Host names the MCP endpoint accepts (DNS-rebinding protection);
     /// comma-separated. Add your public host name when not on loopback.
     #[arg(

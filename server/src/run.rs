@@ -274,11 +274,30 @@ async fn serve(database_url: &str, args: ServeArgs, metrics: Metrics) -> anyhow:
         shutdown_grace: Duration::from_secs(args.shutdown_grace_secs),
         sweep_every: Duration::from_secs(args.sweep_every_secs),
         oauth: args.oauth.settings()?,
+        console: match args.admin_listen {
+            None if args.admin_token.is_some() => {
+                anyhow::bail!(
+                    "ADMIN_TOKEN needs ADMIN_LISTEN (--admin-listen): where the console listens"
+                )
+            }
+            None => None,
+            Some(listen) => {
+                let console = console::ConsoleSettings {
+                    listen,
+                    token: args.admin_token.clone(),
+                };
+                console.check().map_err(anyhow::Error::msg)?;
+                Some(console)
+            }
+        },
     };
     let app = Application::build(kitchen.clone(), metrics.clone(), &settings)
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
     let addr = app.local_addr()?;
+    if let Some(console) = app.console_addr() {
+        tracing::info!(%console, "the operators' console: http://{console}/");
+    }
     tracing::info!(
         %addr,
         database = kitchen.database_kind(),

@@ -78,6 +78,39 @@ impl TenantStats {
         s.retry_rate = (answered > 0).then(|| retries as f64 / answered as f64);
     }
 
+    /// Every tenant's counts together, one entry per door and action used
+    /// (for the operators' console).
+    pub fn all(&self) -> Vec<DoorStats> {
+        let Ok(counts) = self.counts.lock() else {
+            return Vec::new();
+        };
+        let mut summed: BTreeMap<(Door, &'static str), DoorStats> = BTreeMap::new();
+        for ((_, door, action), s) in counts.iter() {
+            let t = summed.entry((*door, action)).or_insert_with(|| DoorStats {
+                door: s.door,
+                action,
+                ..DoorStats::default()
+            });
+            t.created += s.created;
+            t.replayed += s.replayed;
+            t.expired += s.expired;
+            t.conflict += s.conflict;
+            t.invalid += s.invalid;
+            t.refused += s.refused;
+            t.in_progress += s.in_progress;
+            t.error += s.error;
+        }
+        summed
+            .into_values()
+            .map(|mut t| {
+                let retries = t.replayed + t.expired;
+                let answered = t.created + retries;
+                t.retry_rate = (answered > 0).then(|| retries as f64 / answered as f64);
+                t
+            })
+            .collect()
+    }
+
     /// The tenant's counts, one entry per door and action it used.
     pub fn of(&self, tenant: TenantId) -> Vec<DoorStats> {
         self.counts

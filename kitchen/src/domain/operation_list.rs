@@ -102,6 +102,9 @@ pub struct OperationFilter {
     /// Only operations whose key was first used before this (an operator's
     /// `--older-than`).
     pub before: Option<OffsetDateTime>,
+    /// Only operations a person must act on (see
+    /// [`OperationSummary::needs_operator`]).
+    pub needs_operator: bool,
 }
 
 impl OperationFilter {
@@ -146,6 +149,7 @@ impl OperationFilter {
             action,
             since,
             before: None,
+            needs_operator: false,
         }
     }
 }

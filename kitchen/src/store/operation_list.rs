@@ -20,7 +20,9 @@ use super::{Db, on_db};
 /// a whole second (horizons are whole seconds); `$3` a recorded state;
 /// `$4` which phase a succeeded one must be in (0 any, 1 replayable, 2
 /// expired); `$5`, `$6` the action and the `since`/`before` bounds; `$8` to
-/// `$10` the cursor; `$11` the page size plus one.
+/// `$10` the cursor; `$11` the page size plus one; `$12` 1 for only what
+/// needs an operator (given up on, or held more than once at the provider:
+/// `OperationSummary::needs_operator`).
 ///
 /// A forgotten key is left out with the very conditions the sweep deletes
 /// it by (`operations::forget`): it has no status, so it is not listed.
@@ -36,6 +38,8 @@ macro_rules! list_tail {
          AND ($6 IS NULL OR created_at >= $6) \
          AND ($7 IS NULL OR created_at < $7) \
          AND ($8 IS NULL OR (created_at, action, operation_key) < ($8, $9, $10)) \
+         AND ($12 = 0 OR (state = 'unknown' AND next_check_ms IS NULL) \
+               OR provider_duplicates IS NOT NULL) \
          ORDER BY created_at DESC, action DESC, operation_key DESC LIMIT $11"
     };
 }
@@ -95,6 +99,7 @@ pub(crate) async fn list(
         .bind(cursor.map(|c| c.action.as_str()))
         .bind(cursor.map(|c| c.key.as_str().to_owned()))
         .bind(i64::from(size.get()) + 1)
+        .bind(i32::from(filter.needs_operator))
         .fetch_all(pool)
         .await?);
     rows.into_iter()

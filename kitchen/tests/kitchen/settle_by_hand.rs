@@ -108,6 +108,20 @@ fn made(reference: &str) -> Decision {
     Decision::Made(ProviderReference::parse(reference).expect("a reference"))
 }
 
+/// How many of the tenant's operations the list shows as needing a person.
+async fn needing_an_operator(lost: &Lost) -> usize {
+    let filter = kitchen::OperationFilter {
+        needs_operator: true,
+        ..kitchen::OperationFilter::default()
+    };
+    lost.kitchen
+        .operations(lost.tenant, &filter, kitchen::PageSize::DEFAULT, None)
+        .await
+        .expect("list")
+        .operations
+        .len()
+}
+
 fn kept(reference: &str) -> Decision {
     Decision::Kept(ProviderReference::parse(reference).expect("a reference"))
 }
@@ -308,6 +322,11 @@ async fn keep_resolves_copies_at_the_provider(db: TestDatabase) {
         ["FAKE-2"]
     );
     assert_eq!(lost.kitchen.provider_duplicates().await.expect("count"), 1);
+    assert_eq!(
+        needing_an_operator(&lost).await,
+        1,
+        "listed as needing a person"
+    );
 
     let other = refused(lost.settle(kept("FAKE-2"), true).await);
     assert!(other.to_string().contains("keep FAKE-1"), "{other}");
@@ -321,6 +340,7 @@ async fn keep_resolves_copies_at_the_provider(db: TestDatabase) {
     };
     assert!(!settlement.forced);
     assert_eq!(lost.kitchen.provider_duplicates().await.expect("count"), 0);
+    assert_eq!(needing_an_operator(&lost).await, 0, "resolved");
     let ledger = lost.recorded().await.effect.expect("a ledger");
     assert!(ledger.duplicates_at_provider.is_empty());
     assert_eq!(ledger.settled_by_hand.len(), 1);

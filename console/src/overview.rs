@@ -1,0 +1,125 @@
+//! What callers are doing, on this instance since it started: outcomes per
+//! door and action, how often callers retry (replays) and reuse a key for
+//! another request (conflicts), with the counts that need a person; and
+//! `/metrics` for scrapers that only reach the admin listener.
+
+use axum::extract::State;
+use axum::response::{IntoResponse, Response};
+use http::{StatusCode, header};
+use kitchen::KitchenError;
+use maud::{Markup, html};
+use telemetry::DoorStats;
+
+use crate::Console;
+use crate::layout::{Here, page as frame};
+
+/// A page that could not be made: logged with its cause, answered with a
+/// short page (the database, most likely, is down).
+pub(crate) struct Failed(KitchenError);
+
+impl From<KitchenError> for Failed {
+    fn from(e: KitchenError) -> Self {
+        Self(e)
+    }
+}
+
+impl IntoResponse for Failed {
+    fn into_response(self) -> Response {
+        tracing::error!(error = %kitchen::error_chain(&self.0), "a console page failed");
+        let body = html! {
+            div.note.bad {
+                "The page could not be made: " (self.0)
+                ". The server log has the details; reload to try again."
+            }
+        };
+        (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            frame("Error", Here::Overview, body),
+        )
+            .into_response()
+    }
+}
+
+/// `GET /`.
+pub(crate) async fn page(State(console): State<Console>) -> Result<Markup, Failed> {
+    let unresolved = console.kitchen.unresolved_effects().await?;
+    let duplicates = console.kitchen.provider_duplicates().await?;
+    let rows = console.metrics.stats().all();
+    let total = |f: fn(&DoorStats) -> u64| rows.iter().map(f).sum::<u64>();
+    let answered = total(|s| s.created + s.replayed + s.expired);
+    let attempts = total(|s| {
+        s.created
+            + s.replayed
+            + s.expired
+            + s.conflict
+            + s.invalid
+            + s.refused
+            + s.in_progress
+            + s.error
+    });
+    let retries = total(|s| s.replayed + s.expired);
+    let body = html! {
+        h1 { "Overview" }
+        p.lead { "Writes this instance answered since it started, by door and action." }
+        div.cards {
+            (card("Need a person", unresolved + duplicates, unresolved + duplicates > 0))
+            (card("Given up on (unknown)", unresolved, unresolved > 0))
+            (card("Copies at the provider", duplicates, duplicates > 0))
+            (card("Write attempts", attempts, false))
+        }
+        @if unresolved + duplicates > 0 {
+            div.note.bad { "Some writes need a person: " a href="/effects" { "see them and settle them" } "." }
+        }
+        table {
+            thead { tr {
+                th { "Door" } th { "Action" } th.num { "Created" } th.num { "Replayed" }
+                th.num { "Expired" } th.num { "Conflict" } th.num { "Invalid" } th.num { "Refused" }
+                th.num { "In progress" } th.num { "Other" } th.num { "Retry rate" }
+            } }
+            tbody {
+                @if rows.is_empty() {
+                    tr { td colspan="11" { "No writes yet." } }
+                }
+                @for s in &rows {
+                    tr {
+                        td { (s.door) } td.mono { (s.action) }
+                        td.num { (s.created) } td.num { (s.replayed) } td.num { (s.expired) }
+                        td.num { (s.conflict) } td.num { (s.invalid) } td.num { (s.refused) }
+                        td.num { (s.in_progress) } td.num { (s.error) }
+                        td.num { (percent(s.retry_rate)) }
+                    }
+                }
+            }
+        }
+        p.lead {
+            "Retry rate: replays among answered writes ("
+            (percent((answered > 0).then(|| retries as f64 / answered as f64)))
+            " overall). A high rate is callers double-firing, which this service absorbs; \
+             conflicts are callers reusing a key for another request, a bug on their side. \
+             Latency and rates over time: scrape /metrics (the Grafana dashboard in ops/grafana)."
+        }
+    };
+    Ok(frame("Overview", Here::Overview, body))
+}
+
+fn card(label: &str, n: u64, bad: bool) -> Markup {
+    html! {
+        div.card.bad[bad] {
+            div.k { (label) }
+            div.n { (n) }
+        }
+    }
+}
+
+fn percent(rate: Option<f64>) -> String {
+    rate.map_or_else(|| "–".to_owned(), |r| format!("{:.1}%", r * 100.0))
+}
+
+/// `GET /metrics`: the same text as the service's own `/metrics`.
+pub(crate) async fn metrics(State(console): State<Console>) -> Response {
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        console.metrics.prometheus_text(),
+    )
+        .into_response()
+}

@@ -54,6 +54,8 @@ dl { display:grid; grid-template-columns:180px 1fr; gap:4px 16px; background:var
      border:1px solid var(--line); border-radius:8px; padding:14px 16px; }
 dt { color:var(--muted); }
 svg.spark { vertical-align:middle; }
+.muted { color:var(--muted); }
+.card .n { overflow-wrap:anywhere; }
 "#;
 
 /// The pages, for the navigation.

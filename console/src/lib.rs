@@ -18,13 +18,15 @@
 //! - this file: the settings and the router;
 //! - `guard.rs`: the operator token and the form token;
 //! - `layout.rs`: the page frame and its style;
-//! - `overview.rs`: what callers are doing;
+//! - `overview.rs`: what callers are doing, and the upkeep behind it;
+//! - `history.rs`: the last hour in 10-second steps, for sparklines;
 //! - `effects.rs`: operations that need a person, each with a settle form;
 //! - `settle.rs`: the form's POST;
 //! - `lookup.rs`: one operation by tenant, action and key.
 
 mod effects;
 mod guard;
+mod history;
 mod layout;
 mod lookup;
 mod overview;
@@ -86,11 +88,14 @@ pub(crate) struct Console {
     pub(crate) kitchen: Kitchen,
     pub(crate) metrics: Metrics,
     pub(crate) guard: guard::Guard,
+    pub(crate) history: std::sync::Arc<history::History>,
 }
 
-/// The console's routes, guarded as `settings` say.
+/// The console's routes, guarded as `settings` say. Call it on a Tokio
+/// runtime: it starts sampling the metrics for the overview's sparklines.
 pub fn router(kitchen: Kitchen, metrics: Metrics, settings: &ConsoleSettings) -> Router {
     let console = Console {
+        history: history::History::start(metrics.clone()),
         kitchen,
         metrics,
         guard: guard::Guard::new(settings.token.clone()),

@@ -1,7 +1,9 @@
 //! What callers are doing, on this instance since it started: outcomes per
 //! door and action, how often callers retry (replays) and reuse a key for
 //! another request (conflicts), with the counts that need a person; and
-//! `/metrics` for scrapers that only reach the admin listener.
+//! the upkeep behind the promises (the reconciler's backlog, the records
+//! the sweep keeps, the provider's last errors); and `/metrics` for
+//! scrapers that only reach the admin listener.
 
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
@@ -11,6 +13,7 @@ use maud::{Markup, html};
 use telemetry::DoorStats;
 
 use crate::Console;
+use crate::history::{Totals, sparkline};
 use crate::layout::{Here, page as frame};
 
 /// A page that could not be made: logged with its cause, answered with a
@@ -58,6 +61,19 @@ pub(crate) async fn page(State(console): State<Console>) -> Result<Markup, Faile
             + s.error
     });
     let retries = total(|s| s.replayed + s.expired);
+    let upkeep = console.kitchen.upkeep().await?;
+    let failed = console.kitchen.failed_provider_calls(10).await?;
+    let tenants = console.kitchen.tenants().await?;
+    let steps = console.history.steps();
+    let series = |f: fn(&Totals) -> u64| steps.iter().map(f).collect::<Vec<u64>>();
+    let last_sweep = console.metrics.sweep_last_success().map(|at| {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        crate::effects::age(time::Duration::seconds(
+            i64::try_from(now.saturating_sub(at)).unwrap_or(0),
+        )) + " ago"
+    });
     let body = html! {
         h1 { "Overview" }
         p.lead { "Writes this instance answered since it started, by door and action." }
@@ -69,6 +85,23 @@ pub(crate) async fn page(State(console): State<Console>) -> Result<Markup, Faile
         }
         @if unresolved + duplicates > 0 {
             div.note.bad { "Some writes need a person: " a href="/effects" { "see them and settle them" } "." }
+        }
+        table {
+            thead { tr { th { "The last hour, every 10 s" } th { "" } th.num { "Last 10 s" } } }
+            tbody {
+                @for (label, values) in [
+                    ("Write attempts", series(|t| t.attempts)),
+                    ("Replays (retries of a write that happened)", series(|t| t.replays)),
+                    ("Conflicts (a key reused for another request)", series(|t| t.conflicts)),
+                    ("Other answers (unknown, not made, errors)", series(|t| t.errors)),
+                ] {
+                    tr {
+                        td { (label) }
+                        td { (sparkline(&values)) }
+                        td.num { (values.last().copied().unwrap_or(0)) }
+                    }
+                }
+            }
         }
         table {
             thead { tr {
@@ -96,7 +129,38 @@ pub(crate) async fn page(State(console): State<Console>) -> Result<Markup, Faile
             (percent((answered > 0).then(|| retries as f64 / answered as f64)))
             " overall). A high rate is callers double-firing, which this service absorbs; \
              conflicts are callers reusing a key for another request, a bug on their side. \
-             Latency and rates over time: scrape /metrics (the Grafana dashboard in ops/grafana)."
+             Latency, longer spans and every instance together: scrape /metrics (the Grafana \
+             dashboard in ops/grafana)."
+        }
+        h1 { "Upkeep" }
+        div.cards {
+            (card("Being reconciled", upkeep.reconciling, false))
+            (card("Records kept", upkeep.records, false))
+            (card("Of which tombstones", upkeep.tombstones, false))
+            div.card {
+                div.k { "Last retention sweep" }
+                div.n { (last_sweep.unwrap_or_else(|| "not yet".to_owned())) }
+            }
+        }
+        h1 { "The provider's last errors" }
+        @if failed.is_empty() {
+            div.note { "No call to a provider has gone wrong." }
+        } @else {
+            table {
+                thead { tr { th { "When" } th { "Operation" } th { "Call" } th { "Result" } th { "Detail" } } }
+                tbody {
+                    @for call in &failed {
+                        @let tenant = crate::effects::tenant_name(&tenants, call.tenant);
+                        tr {
+                            td { (kitchen::rfc3339(call.attempt.started_at)) }
+                            td { a.mono href=(crate::lookup::href(&tenant, call.action, &call.key)) { (tenant) " " (call.action) " " (call.key) } }
+                            td { (call.attempt.kind.as_str()) " (" (call.attempt.trigger.as_str()) ")" }
+                            td { span.tag.needs { (call.attempt.result.map_or("-", |r| r.as_str())) } }
+                            td { (call.attempt.detail.as_deref().unwrap_or("")) }
+                        }
+                    }
+                }
+            }
         }
     };
     Ok(frame("Overview", Here::Overview, body))

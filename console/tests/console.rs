@@ -8,7 +8,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Body;
-use console::ConsoleSettings;
 use http::{Request, StatusCode, header};
 use kitchen::fake_provider::{DispatchFault, FakeProvider};
 use kitchen::testing::{TestDatabase, tenant_with_token};
@@ -16,6 +15,7 @@ use kitchen::{
     Action, ExternalRef, Kitchen, KitchenConfig, OperationKey, OperationState, Outcome,
     RemoteSettings, TicketBackend, TicketDraft,
 };
+use ops_console::ConsoleSettings;
 use telemetry::Metrics;
 use tower::ServiceExt as _;
 
@@ -132,10 +132,18 @@ fn draft() -> TicketDraft {
 /// changes nothing.
 async fn an_operator_settles_an_unknown_create_with_the_form(db: TestDatabase) {
     let (kitchen, provider, tenant, key) = lost_create(&db).await;
-    let router = console::router(kitchen.clone(), Metrics::new(), &settings(None));
+    let router = ops_console::router(kitchen.clone(), Metrics::new(), &settings(None));
 
     let overview = get(&router, "/").await;
     assert_eq!(overview.status, StatusCode::OK);
+    // The lost answer is among the provider's last errors, and the effect
+    // in the reconciler's backlog.
+    assert!(
+        overview.html.contains("The provider&#39;s last errors")
+            || overview.html.contains("The provider's last errors")
+    );
+    assert!(overview.html.contains("ambiguous"), "{}", overview.html);
+    assert!(overview.html.contains("console-lost-create"));
     let effects = get(&router, "/effects").await;
     assert_eq!(effects.status, StatusCode::OK);
     assert!(
@@ -224,7 +232,7 @@ async fn an_operator_settles_an_unknown_create_with_the_form(db: TestDatabase) {
 async fn the_lookup_refuses_garbage_and_metrics_are_served(db: TestDatabase) {
     let kitchen = db.kitchen().await;
     tenant_with_token(&kitchen, "acme").await;
-    let router = console::router(kitchen, Metrics::new(), &settings(None));
+    let router = ops_console::router(kitchen, Metrics::new(), &settings(None));
     assert_eq!(get(&router, "/lookup").await.status, StatusCode::OK);
     let garbage = get(
         &router,
@@ -271,7 +279,7 @@ async fn the_console_is_guarded() {
     assert_eq!(settings(None).check(), Ok(()));
 
     let db = TestDatabase::sqlite();
-    let router = console::router(db.kitchen().await, Metrics::new(), &guarded);
+    let router = ops_console::router(db.kitchen().await, Metrics::new(), &guarded);
     let bare = get(&router, "/metrics").await;
     assert_eq!(bare.status, StatusCode::UNAUTHORIZED);
     use base64::Engine as _;

@@ -94,7 +94,8 @@ pub use domain::comment::{
     Comment, CommentBody, CommentDraft, CommentId, CommentPage, MAX_COMMENT_CHARS, NewComment,
 };
 pub use domain::effect::{
-    AttemptKind, AttemptResult, EffectAttempt, EffectLedger, ExternalRef, OperationStatus, Trigger,
+    AttemptKind, AttemptResult, EffectAttempt, EffectLedger, ExternalRef, FailedCall,
+    OperationStatus, Trigger, Upkeep,
 };
 pub use domain::fault::{StorageFault, Written};
 pub use domain::fingerprint::{FINGERPRINT_VERSION, Fingerprint};

@@ -69,7 +69,7 @@ pub struct ServeSettings {
     pub oauth: Option<access::OAuthSettings>,
     /// The operators' console on a listener of its own. Off (`None`) by
     /// default.
-    pub console: Option<console::ConsoleSettings>,
+    pub console: Option<ops_console::ConsoleSettings>,
 }
 
 impl Default for ServeSettings {
@@ -221,7 +221,7 @@ impl Application {
                 })?;
                 Some((
                     bound,
-                    console::router(kitchen.clone(), metrics.clone(), console),
+                    ops_console::router(kitchen.clone(), metrics.clone(), console),
                 ))
             }
         };

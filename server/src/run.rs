@@ -282,7 +282,7 @@ async fn serve(database_url: &str, args: ServeArgs, metrics: Metrics) -> anyhow:
             }
             None => None,
             Some(listen) => {
-                let console = console::ConsoleSettings {
+                let console = ops_console::ConsoleSettings {
                     listen,
                     token: args.admin_token.clone(),
                 };

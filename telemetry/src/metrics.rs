@@ -177,6 +177,12 @@ impl Metrics {
         }
     }
 
+    /// When the retention sweep last got through everything due (Unix
+    /// seconds); `None` before the first time.
+    pub fn sweep_last_success(&self) -> Option<u64> {
+        Some(self.sweep_last_success.load(Ordering::Relaxed)).filter(|s| *s > 0)
+    }
+
     /// Notes that the retention sweep just got through everything due.
     pub fn sweep_finished(&self) {
         let now = std::time::SystemTime::now()

@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 import sys
+import time
 import uuid
 
 from selenium import webdriver
@@ -75,7 +76,7 @@ def main(run):
         browser.get(f"{console}/")
         assert "Overview" in browser.title, browser.title
         assert "1" in browser.find_element(By.CSS_SELECTOR, ".card.bad .n").text
-        shoot(run, browser, "overview")
+        assert "ambiguous" in browser.page_source, "the lost answer among the provider's errors"
 
         browser.get(f"{console}/effects")
         row = browser.find_element(By.XPATH, f"//tr[.//a[contains(., '{lost}')]]")
@@ -101,6 +102,20 @@ def main(run):
 
         browser.get(f"{console}/lookup?tenant=Not%20A%20Slug&action=x&key=")
         assert "the actions are" in browser.page_source
+
+        # A few bursts of callers, one per 10-second step of the overview's
+        # history, until its sparklines have lines to draw.
+        def sparklines():
+            for _ in range(4):
+                key = str(uuid.uuid4())
+                service.create(key, "Disk full on db-2")
+                service.create(key, "Disk full on db-2")
+            time.sleep(4)
+            browser.get(f"{console}/")
+            return browser.page_source.count("<polyline") == 4
+
+        wait_for("the overview draws its sparklines", sparklines, seconds=90)
+        shoot(run, browser, "overview")
     finally:
         browser.quit()
 

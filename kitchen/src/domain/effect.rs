@@ -241,6 +241,33 @@ pub struct EffectAttempt {
     pub detail: Option<String>,
 }
 
+/// A call to the provider that went wrong, with the operation it was for:
+/// what an operator looks at when the provider is in trouble.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailedCall {
+    /// The operation's tenant.
+    pub tenant: TenantId,
+    /// The operation's action.
+    pub action: Action,
+    /// The operation's key.
+    pub key: OperationKey,
+    /// The call.
+    pub attempt: EffectAttempt,
+}
+
+/// How the work behind the promises stands, for an operator: the
+/// reconciler's backlog and the records the retention sweep keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Upkeep {
+    /// Unsettled effects the reconciler will look at again (not given up).
+    pub reconciling: u64,
+    /// Operation records kept, tombstones included.
+    pub records: u64,
+    /// Of those, tombstones: past their replay window, the first answer
+    /// dropped.
+    pub tombstones: u64,
+}
+
 /// Everything known about an effect made in a provider.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EffectLedger {

@@ -4,7 +4,7 @@
 
 use crate::KitchenError;
 use crate::domain::action::Action;
-use crate::domain::effect::OperationStatus;
+use crate::domain::effect::{FailedCall, OperationStatus, Upkeep};
 use crate::domain::lifecycle::KeyPhase;
 use crate::domain::operation::{OperationKey, OperationRecord};
 use crate::domain::operation_list::{OperationCursor, OperationFilter, OperationPage};
@@ -47,6 +47,21 @@ impl Kitchen {
             ))
             .await?;
         Ok(OperationPage::from_overfetch(rows, size))
+    }
+
+    /// How the work behind the promises stands: the reconciler's backlog
+    /// and the records the retention sweep keeps.
+    pub async fn upkeep(&self) -> Result<Upkeep, KitchenError> {
+        self.guarded(store::ledger::upkeep(&self.db)).await
+    }
+
+    /// Up to `limit` of the latest calls to a provider that went wrong (a
+    /// lost answer, a failed search, a provider out of reach, a refusal),
+    /// newest first, across tenants: for operators. None on the local
+    /// backend.
+    pub async fn failed_provider_calls(&self, limit: u32) -> Result<Vec<FailedCall>, KitchenError> {
+        self.guarded(store::ledger::failed_calls(&self.db, i64::from(limit)))
+            .await
     }
 
     /// An operation as it is recorded, with its effect ledger if it has

@@ -7,7 +7,7 @@ use uuid::Uuid;
 
 use crate::KitchenError;
 use crate::domain::action::Action;
-use crate::domain::effect::{EffectAttempt, EffectLedger, ExternalRef};
+use crate::domain::effect::{EffectAttempt, EffectLedger, ExternalRef, FailedCall, Upkeep};
 use crate::domain::operation::{OperationKey, OperationRecord, OperationState};
 use crate::domain::tenant::TenantId;
 
@@ -24,6 +24,22 @@ const COUNT_UNRESOLVED: &str = "SELECT COUNT(*) FROM operations \
 /// so a scan of the column is cheap next to an index kept for it.
 const COUNT_DUPLICATED: &str =
     "SELECT COUNT(*) FROM operations WHERE provider_duplicates IS NOT NULL";
+
+/// The effects the reconciler will look at again; the first condition
+/// repeats the partial index's.
+const COUNT_RECONCILING: &str = "SELECT COUNT(*) FROM operations \
+     WHERE state IN ('in_progress', 'unknown') AND next_check_ms IS NOT NULL";
+
+/// Every record and how many are tombstones. A scan: the console asks for
+/// it once per page view, not per request.
+const COUNT_RECORDS: &str = "SELECT COUNT(*), COUNT(tombstoned_at) FROM operations";
+
+/// The latest calls that went wrong, newest first. A scan of the attempts
+/// (remote effects only), bounded by the limit.
+const SELECT_FAILED_CALLS: &str = "SELECT tenant_id, action, operation_key, attempt_no, kind, \
+     trigger, started_at, finished_at, result, detail FROM operation_attempts \
+     WHERE result IN ('ambiguous', 'lookup_failed', 'not_sent', 'rejected') \
+     ORDER BY started_at DESC LIMIT $1";
 
 const SELECT_EFFECT: &str = concat!(
     "SELECT ",
@@ -61,6 +77,51 @@ pub(crate) async fn duplicated(db: &Db) -> Result<u64, KitchenError> {
         .fetch_one(pool)
         .await?);
     Ok(u64::try_from(count).unwrap_or(0))
+}
+
+/// The reconciler's backlog and the records the sweep keeps.
+pub(crate) async fn upkeep(db: &Db) -> Result<Upkeep, KitchenError> {
+    let reconciling = on_db!(db, pool => sqlx::query_scalar::<_, i64>(COUNT_RECONCILING)
+        .fetch_one(pool)
+        .await?);
+    let (records, tombstones): (i64, i64) =
+        on_db!(db, pool => sqlx::query_as(COUNT_RECORDS).fetch_one(pool).await?);
+    let count = |n: i64| u64::try_from(n).unwrap_or(0);
+    Ok(Upkeep {
+        reconciling: count(reconciling),
+        records: count(records),
+        tombstones: count(tombstones),
+    })
+}
+
+#[derive(sqlx::FromRow)]
+struct FailedCallRow {
+    tenant_id: Uuid,
+    action: String,
+    operation_key: String,
+    #[sqlx(flatten)]
+    attempt: AttemptRow,
+}
+
+/// Up to `limit` of the latest calls to the provider that went wrong.
+pub(crate) async fn failed_calls(db: &Db, limit: i64) -> Result<Vec<FailedCall>, KitchenError> {
+    let rows = on_db!(db, pool => sqlx::query_as::<_, FailedCallRow>(SELECT_FAILED_CALLS)
+        .bind(limit)
+        .fetch_all(pool)
+        .await?);
+    rows.into_iter()
+        .map(|row| {
+            Ok(FailedCall {
+                tenant: TenantId::from_uuid(row.tenant_id),
+                action: Action::parse(&row.action).ok_or_else(|| {
+                    KitchenError::CorruptRecord(format!("attempt action: {}", row.action))
+                })?,
+                key: OperationKey::parse(row.operation_key)
+                    .map_err(|e| KitchenError::CorruptRecord(format!("attempt key: {e}")))?,
+                attempt: row.attempt.try_into()?,
+            })
+        })
+        .collect()
 }
 
 /// The record of a scope with its effect columns.

@@ -146,6 +146,20 @@ async fn unchanged(lost: &Lost) {
 /// and a second settle is told what won.
 async fn made_settles_a_lost_create_and_the_retry_replays_it(db: TestDatabase) {
     let lost = Lost::create(&db, DispatchFault::CommitThenLose).await;
+    // What an operator sees first: the lost answer among the failed calls,
+    // and the effect in the reconciler's backlog.
+    let failed = lost.kitchen.failed_provider_calls(10).await.expect("calls");
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert_eq!(failed[0].key, lost.key);
+    assert_eq!(
+        failed[0].attempt.result,
+        Some(kitchen::AttemptResult::Ambiguous)
+    );
+    let upkeep = lost.kitchen.upkeep().await.expect("upkeep");
+    assert_eq!(
+        (upkeep.reconciling, upkeep.records, upkeep.tombstones),
+        (1, 1, 0)
+    );
     let wrong = refused(lost.settle(made("FAKE-9"), false).await);
     let SettleRefusal::Contradicted(why) = &wrong else {
         panic!("expected contradicted, got {wrong:?}");
@@ -168,6 +182,8 @@ async fn made_settles_a_lost_create_and_the_retry_replays_it(db: TestDatabase) {
     assert!(!settlement.forced);
     let replay = replayed(lost.retry().await);
     assert_eq!(replay.result.provider_ticket_id.as_deref(), Some("FAKE-1"));
+    let upkeep = lost.kitchen.upkeep().await.expect("upkeep");
+    assert_eq!(upkeep.reconciling, 0, "settled: out of the backlog");
     let status = lost
         .kitchen
         .operation_status(lost.tenant, Action::CreateTicket, &lost.key)

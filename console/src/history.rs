@@ -1,7 +1,7 @@
 //! What callers did over the last hour, in 10-second steps, for the
 //! overview's sparklines: this instance's counts, sampled. (Longer spans,
 //! latency percentiles and every instance together are Prometheus's: see
-//! `ops/`.)
+//! `ops/`.) This is the one reader of `Metrics::take_latency_window`.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, Weak};
@@ -22,6 +22,10 @@ pub(crate) struct Totals {
     pub(crate) replays: u64,
     pub(crate) conflicts: u64,
     pub(crate) errors: u64,
+    /// The median and 99th percentile of the writes of the step before
+    /// this sample, in microseconds (0 for a step without writes).
+    pub(crate) p50_us: u64,
+    pub(crate) p99_us: u64,
 }
 
 impl Totals {
@@ -43,15 +47,31 @@ impl Totals {
                 replays: t.replays + s.replayed + s.expired,
                 conflicts: t.conflicts + s.conflict,
                 errors: t.errors + s.error,
+                ..t
             })
     }
 
+    /// With the latency percentiles of the writes since the last sample.
+    fn with_latency(self, metrics: &Metrics) -> Self {
+        let (p50, p99) = metrics.take_latency_window().unwrap_or_default();
+        let micros = |d: Duration| u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
+        Self {
+            p50_us: micros(p50),
+            p99_us: micros(p99),
+            ..self
+        }
+    }
+
+    /// The step from `earlier` to this sample: counts as increases, the
+    /// latency as measured over it.
     fn since(self, earlier: Self) -> Self {
         Self {
             attempts: self.attempts.saturating_sub(earlier.attempts),
             replays: self.replays.saturating_sub(earlier.replays),
             conflicts: self.conflicts.saturating_sub(earlier.conflicts),
             errors: self.errors.saturating_sub(earlier.errors),
+            p50_us: self.p50_us,
+            p99_us: self.p99_us,
         }
     }
 }
@@ -67,7 +87,7 @@ impl History {
     /// once the console (the last holder of the history) is gone.
     pub(crate) fn start(metrics: Metrics) -> Arc<Self> {
         let history = Arc::new(Self::default());
-        history.push(Totals::of(&metrics));
+        history.push(Totals::of(&metrics).with_latency(&metrics));
         let weak: Weak<Self> = Arc::downgrade(&history);
         tokio::spawn(async move {
             loop {
@@ -75,7 +95,7 @@ impl History {
                 let Some(history) = weak.upgrade() else {
                     return;
                 };
-                history.push(Totals::of(&metrics));
+                history.push(Totals::of(&metrics).with_latency(&metrics));
             }
         });
         history

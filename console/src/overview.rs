@@ -101,6 +101,16 @@ pub(crate) async fn page(State(console): State<Console>) -> Result<Markup, Faile
                         td.num { (values.last().copied().unwrap_or(0)) }
                     }
                 }
+                @for (label, values) in [
+                    ("Write latency, median", series(|t| t.p50_us)),
+                    ("Write latency, 99th percentile", series(|t| t.p99_us)),
+                ] {
+                    tr {
+                        td { (label) }
+                        td { (sparkline(&values)) }
+                        td.num { (format!("{:.1} ms", values.last().copied().unwrap_or(0) as f64 / 1000.0)) }
+                    }
+                }
             }
         }
         table {
@@ -129,8 +139,8 @@ pub(crate) async fn page(State(console): State<Console>) -> Result<Markup, Faile
             (percent((answered > 0).then(|| retries as f64 / answered as f64)))
             " overall). A high rate is callers double-firing, which this service absorbs; \
              conflicts are callers reusing a key for another request, a bug on their side. \
-             Latency, longer spans and every instance together: scrape /metrics (the Grafana \
-             dashboard in ops/grafana)."
+             Longer spans and every instance together: scrape /metrics (the Grafana dashboard \
+             in ops/grafana)."
         }
         h1 { "Upkeep" }
         div.cards {

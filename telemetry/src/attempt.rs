@@ -103,6 +103,7 @@ impl Attempt {
                 KeyValue::new("outcome", outcome),
             ],
         );
+        m.note_latency(elapsed);
         m.latency.record(
             elapsed.as_secs_f64(),
             &[

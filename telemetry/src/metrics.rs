@@ -35,6 +35,8 @@ pub struct Metrics {
     /// When the retention sweep last got through everything due (Unix
     /// seconds; 0 before the first), read by `tickets.sweep.last_success`.
     sweep_last_success: Arc<AtomicU64>,
+    /// Write latencies (microseconds) since the console last took them.
+    latency_window: Arc<std::sync::Mutex<hdrhistogram::Histogram<u64>>>,
     pub(crate) stats: TenantStats,
 }
 
@@ -99,6 +101,7 @@ impl Metrics {
             .with_callback(move |gauge| gauge.observe(observed.load(Ordering::Relaxed), &[]))
             .build();
         Self {
+            latency_window: Arc::new(std::sync::Mutex::new(latency_histogram())),
             unresolved_effects,
             provider_duplicates,
             sweep_last_success,
@@ -177,6 +180,31 @@ impl Metrics {
         }
     }
 
+    /// Notes one write's latency for [`Metrics::take_latency_window`].
+    pub(crate) fn note_latency(&self, elapsed: Duration) {
+        let micros = u64::try_from(elapsed.as_micros())
+            .unwrap_or(u64::MAX)
+            .max(1);
+        if let Ok(mut window) = self.latency_window.lock() {
+            window.saturating_record(micros);
+        }
+    }
+
+    /// The median and 99th percentile of the writes answered since the
+    /// last call, and a fresh window; `None` when there were none. For the
+    /// operators' console, which samples it every few seconds: one caller
+    /// only, or each would see part of the writes.
+    pub fn take_latency_window(&self) -> Option<(Duration, Duration)> {
+        let mut window = self.latency_window.lock().ok()?;
+        let taken = std::mem::replace(&mut *window, latency_histogram());
+        (!taken.is_empty()).then(|| {
+            (
+                Duration::from_micros(taken.value_at_quantile(0.5)),
+                Duration::from_micros(taken.value_at_quantile(0.99)),
+            )
+        })
+    }
+
     /// When the retention sweep last got through everything due (Unix
     /// seconds); `None` before the first time.
     pub fn sweep_last_success(&self) -> Option<u64> {
@@ -209,6 +237,14 @@ impl Metrics {
     }
 }
 
+/// Microseconds from 1 to an hour, three significant digits.
+fn latency_histogram() -> hdrhistogram::Histogram<u64> {
+    // Constant bounds hdrhistogram accepts (1 <= low, high >= 2 * low,
+    // 3 significant digits), so this cannot fail.
+    hdrhistogram::Histogram::new_with_bounds(1, 3_600_000_000, 3)
+        .expect("constant, valid histogram bounds")
+}
+
 impl Default for Metrics {
     fn default() -> Self {
         Self::new()
@@ -218,6 +254,19 @@ impl Default for Metrics {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_latency_window_is_taken_once_and_starts_afresh() {
+        let metrics = Metrics::new();
+        assert_eq!(metrics.take_latency_window(), None, "no writes yet");
+        for ms in [1, 2, 3, 4, 100] {
+            metrics.note_latency(Duration::from_millis(ms));
+        }
+        let (p50, p99) = metrics.take_latency_window().expect("five writes");
+        assert!(p50 >= Duration::from_millis(3) && p50 < Duration::from_micros(3010), "{p50:?}");
+        assert!(p99 >= Duration::from_millis(100) && p99 < Duration::from_micros(100_100), "{p99:?}");
+        assert_eq!(metrics.take_latency_window(), None, "taken");
+    }
 
     /// The value of the sample of `metric` whose line contains `label`.
     fn value(text: &str, metric: &str, label: &str) -> Option<f64> {

@@ -112,7 +112,7 @@ def main(run):
                 service.create(key, "Disk full on db-2")
             time.sleep(4)
             browser.get(f"{console}/")
-            return browser.page_source.count("<polyline") == 4
+            return browser.page_source.count("<polyline") == 6
 
         wait_for("the overview draws its sparklines", sparklines, seconds=90)
         shoot(run, browser, "overview")

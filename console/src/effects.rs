@@ -46,6 +46,12 @@ async fn render(console: &Console) -> Result<Markup, KitchenError> {
              settle: the service searches the provider once more, refuses a decision it \
              contradicts (unless forced), and keeps who decided what and why."
         }
+        @if needing.next_cursor.is_some() {
+            div.note.bad {
+                "Showing the newest " (needing.operations.len()) "; there are more: "
+                span.mono { "tickets ops list --needs-operator" } " pages through them all."
+            }
+        }
         @if needing.operations.is_empty() {
             div.note.ok { "Nothing needs a person." }
         } @else {

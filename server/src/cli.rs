@@ -106,6 +106,10 @@ pub struct OpsListArgs {
     /// Only this action's, e.g. create_ticket.
     #[arg(long)]
     pub action: Option<String>,
+    /// Only what a person must act on: effects reconciliation gave up on,
+    /// and effects the provider holds more than once.
+    #[arg(long)]
+    pub needs_operator: bool,
     /// Only operations whose key was first used longer ago than this, e.g.
     /// `10m`, `2h`, `3days`.
     #[arg(long, value_parser = humantime::parse_duration)]

@@ -37,6 +37,7 @@ pub async fn list(kitchen: &Kitchen, args: &OpsListArgs) -> anyhow::Result<()> {
         None,
         &mut violations,
     );
+    filter.needs_operator = args.needs_operator;
     if let Some(age) = args.older_than {
         let age = time::Duration::try_from(age)?;
         filter.before = Some(time::OffsetDateTime::now_utc() - age);

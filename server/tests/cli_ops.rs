@@ -139,6 +139,8 @@ async fn an_operator_finds_shows_and_settles_lost_creates() {
         ["acme", "create_ticket", "lost-create-two", "unknown"]
     );
     assert_eq!(lines[2][2], "lost-create-one");
+    let needing = cli.ok(&["ops", "list", "--needs-operator"]).await;
+    assert_eq!(needing, "", "both are still being reconciled");
     let older = cli.ok(&["ops", "list", "--older-than", "1h"]).await;
     assert_eq!(older, "", "none is an hour old");
     let json = cli

@@ -263,8 +263,14 @@ mod tests {
             metrics.note_latency(Duration::from_millis(ms));
         }
         let (p50, p99) = metrics.take_latency_window().expect("five writes");
-        assert!(p50 >= Duration::from_millis(3) && p50 < Duration::from_micros(3010), "{p50:?}");
-        assert!(p99 >= Duration::from_millis(100) && p99 < Duration::from_micros(100_100), "{p99:?}");
+        assert!(
+            p50 >= Duration::from_millis(3) && p50 < Duration::from_micros(3010),
+            "{p50:?}"
+        );
+        assert!(
+            p99 >= Duration::from_millis(100) && p99 < Duration::from_micros(100_100),
+            "{p99:?}"
+        );
         assert_eq!(metrics.take_latency_window(), None, "taken");
     }
 

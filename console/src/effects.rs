@@ -3,14 +3,13 @@
 //! the `unknown` ones reconciliation is still working on.
 
 use axum::extract::State;
-use kitchen::{
-    KitchenError, ListedState, OperationFilter, OperationSummary, PageSize, Tenant, TenantId,
-};
+use kitchen::{KitchenError, ListedState, OperationFilter, OperationSummary, PageSize, Tenant};
 use maud::{Markup, html};
 
 use crate::Console;
+use crate::failed::Failed;
 use crate::layout::{Here, page as frame};
-use crate::overview::Failed;
+use crate::words::{age, tenant_name};
 
 /// `GET /effects`.
 pub(crate) async fn page(State(console): State<Console>) -> Result<Markup, Failed> {
@@ -138,28 +137,10 @@ fn settle_form(console: &Console, tenant: &str, op: &OperationSummary) -> Markup
     }
 }
 
-pub(crate) fn tenant_name(tenants: &[Tenant], id: TenantId) -> String {
-    tenants
-        .iter()
-        .find(|t| t.id == id)
-        .map_or_else(|| id.to_string(), |t| t.name.to_string())
-}
-
 fn lookup_href(tenants: &[Tenant], op: &OperationSummary) -> String {
     crate::lookup::href(
         &tenant_name(tenants, op.record.tenant_id),
         op.record.action,
         &op.record.key,
     )
-}
-
-/// "3 min", "2 h", "4 d": how long ago, for a person.
-pub(crate) fn age(elapsed: time::Duration) -> String {
-    let seconds = elapsed.whole_seconds().max(0);
-    match seconds {
-        0..60 => format!("{seconds} s"),
-        60..3600 => format!("{} min", seconds / 60),
-        3600..86_400 => format!("{} h", seconds / 3600),
-        _ => format!("{} d", seconds / 86_400),
-    }
 }

@@ -22,15 +22,19 @@
 //! - `history.rs`: the last hour in 10-second steps, for sparklines;
 //! - `effects.rs`: operations that need a person, each with a settle form;
 //! - `settle.rs`: the form's POST;
-//! - `lookup.rs`: one operation by tenant, action and key.
+//! - `lookup.rs`: one operation by tenant, action and key;
+//! - `failed.rs`: the page a failure answers with;
+//! - `words.rs`: how the pages name tenants and ages.
 
 mod effects;
+mod failed;
 mod guard;
 mod history;
 mod layout;
 mod lookup;
 mod overview;
 mod settle;
+mod words;
 
 use std::net::SocketAddr;
 

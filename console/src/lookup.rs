@@ -10,8 +10,8 @@ use maud::{Markup, html};
 use serde::Deserialize;
 
 use crate::Console;
+use crate::failed::Failed;
 use crate::layout::{Here, page};
-use crate::overview::Failed;
 
 /// The lookup box's fields, as text.
 #[derive(Debug, Default, Deserialize)]

@@ -7,41 +7,14 @@
 
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
-use http::{StatusCode, header};
-use kitchen::KitchenError;
+use http::header;
 use maud::{Markup, html};
 use telemetry::DoorStats;
 
 use crate::Console;
+use crate::failed::Failed;
 use crate::history::{Totals, sparkline};
 use crate::layout::{Here, page as frame};
-
-/// A page that could not be made: logged with its cause, answered with a
-/// short page (the database, most likely, is down).
-pub(crate) struct Failed(KitchenError);
-
-impl From<KitchenError> for Failed {
-    fn from(e: KitchenError) -> Self {
-        Self(e)
-    }
-}
-
-impl IntoResponse for Failed {
-    fn into_response(self) -> Response {
-        tracing::error!(error = %kitchen::error_chain(&self.0), "a console page failed");
-        let body = html! {
-            div.note.bad {
-                "The page could not be made: " (self.0)
-                ". The server log has the details; reload to try again."
-            }
-        };
-        (
-            StatusCode::INTERNAL_SERVER_ERROR,
-            frame("Error", Here::Overview, body),
-        )
-            .into_response()
-    }
-}
 
 /// `GET /`.
 pub(crate) async fn page(State(console): State<Console>) -> Result<Markup, Failed> {
@@ -70,7 +43,7 @@ pub(crate) async fn page(State(console): State<Console>) -> Result<Markup, Faile
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
-        crate::effects::age(time::Duration::seconds(
+        crate::words::age(time::Duration::seconds(
             i64::try_from(now.saturating_sub(at)).unwrap_or(0),
         )) + " ago"
     });
@@ -160,7 +133,7 @@ pub(crate) async fn page(State(console): State<Console>) -> Result<Markup, Faile
                 thead { tr { th { "When" } th { "Operation" } th { "Call" } th { "Result" } th { "Detail" } } }
                 tbody {
                     @for call in &failed {
-                        @let tenant = crate::effects::tenant_name(&tenants, call.tenant);
+                        @let tenant = crate::words::tenant_name(&tenants, call.tenant);
                         tr {
                             td { (kitchen::rfc3339(call.attempt.started_at)) }
                             td { a.mono href=(crate::lookup::href(&tenant, call.action, &call.key)) { (tenant) " " (call.action) " " (call.key) } }

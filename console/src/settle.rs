@@ -14,8 +14,8 @@ use maud::html;
 use serde::Deserialize;
 
 use crate::Console;
+use crate::failed::Failed;
 use crate::layout::{Here, page};
-use crate::overview::Failed;
 
 /// The form's fields, as text: each bad one is reported by name.
 #[derive(Debug, Deserialize)]

@@ -109,17 +109,18 @@ pub struct OperationFilter {
 
 impl OperationFilter {
     /// The filter a caller's text asks for (`state`, `action`, `since` as
-    /// RFC 3339); an empty value is no filter. Each bad value is added to
-    /// `violations`, and left out meanwhile.
+    /// RFC 3339). An empty value is not one of them, so it is refused like
+    /// any other bad value: each is added to `violations`, and left out
+    /// meanwhile.
     pub fn parse(
         state: Option<&str>,
         action: Option<&str>,
         since: Option<&str>,
         violations: &mut Vec<FieldViolation>,
     ) -> Self {
-        let state = nonempty(state)
-            .and_then(|raw| ListedState::parse(raw).map_err(|v| violations.push(v)).ok());
-        let action = nonempty(action).and_then(|raw| {
+        let state =
+            state.and_then(|raw| ListedState::parse(raw).map_err(|v| violations.push(v)).ok());
+        let action = action.and_then(|raw| {
             let found = Action::parse(raw);
             if found.is_none() {
                 violations.push(FieldViolation::new(
@@ -130,7 +131,7 @@ impl OperationFilter {
             }
             found
         });
-        let since = nonempty(since).and_then(|raw| {
+        let since = since.and_then(|raw| {
             OffsetDateTime::parse(raw, &Rfc3339)
                 .map_err(|_| {
                     violations.push(FieldViolation::new(
@@ -152,11 +153,6 @@ impl OperationFilter {
             needs_operator: false,
         }
     }
-}
-
-/// `raw`, unless it is empty.
-fn nonempty(raw: Option<&str>) -> Option<&str> {
-    raw.filter(|r| !r.is_empty())
 }
 
 /// Where the next page of operations starts: just after the last one of
@@ -334,10 +330,6 @@ mod tests {
         assert_eq!(filter.state, Some(ListedState::Unknown));
         assert_eq!(filter.action, Some(Action::CreateTicket));
         assert!(filter.since.is_some());
-        assert_eq!(
-            OperationFilter::parse(Some(""), None, Some(""), &mut violations),
-            OperationFilter::default()
-        );
         OperationFilter::parse(
             Some("lost"),
             Some("delete_ticket"),

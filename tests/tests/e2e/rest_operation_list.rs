@@ -82,7 +82,7 @@ async fn a_tenant_lists_its_own_operations(db: TestDatabase) {
         ("action=create_ticket&state=expired", 0),
         ("since=2000-01-01T00:00:00Z", 3),
         ("since=2999-01-01T00:00:00Z", 0),
-        ("state=&action=&cursor=", 3),
+        ("cursor=", 3),
     ] {
         let list = json(&app, &acme, &format!("/v1/operations?{query}")).await;
         assert_eq!(keys(&list).len(), count, "{query}");

@@ -1,41 +1,28 @@
 //! The one policy of which scope each request needs, for both doors.
 //!
 //! Reads, status lookups and previews need `tickets:read`; the writes need
-//! `tickets:write`. Every REST route and every read tool is listed here by
-//! name, and every write tool is named after its kitchen action; a test
-//! checks that no route or tool is missing, so a new one cannot slip
-//! through unlisted. Something not listed needs both
-//! scopes (it fails closed), except an MCP tool that does not exist, which
-//! needs only `tickets:read` (the call can do nothing but say so).
+//! `tickets:write`. A write is named after its kitchen action on both
+//! doors (the REST route's OpenAPI `operationId`, the MCP tool's name), so
+//! a new write needs no line here; every read is listed by name. A test
+//! checks that no route or tool is missing, so a new read cannot slip
+//! through unlisted. Something not listed needs both scopes (it fails
+//! closed), except an MCP tool that does not exist, which needs only
+//! `tickets:read` (the call can do nothing but say so).
 
-use http::Method;
 use kitchen::{Action, Scope, Scopes};
 
-/// Every REST route behind authentication: method, path template (as the
-/// router and the OpenAPI document spell it), the scope it needs.
-pub const ROUTES: &[(Method, &str, Scope)] = &[
-    (Method::POST, "/v1/tickets", Scope::Write),
-    (Method::GET, "/v1/tickets", Scope::Read),
-    (Method::GET, "/v1/tickets/{id}", Scope::Read),
-    (Method::PATCH, "/v1/tickets/{id}", Scope::Write),
-    (Method::POST, "/v1/tickets/{id}/transitions", Scope::Write),
-    (Method::POST, "/v1/tickets/{id}/labels", Scope::Write),
-    (
-        Method::DELETE,
-        "/v1/tickets/{id}/labels/{label}",
-        Scope::Write,
-    ),
-    (Method::POST, "/v1/tickets/{id}/comments", Scope::Write),
-    (Method::GET, "/v1/tickets/{id}/comments", Scope::Read),
-    (
-        Method::GET,
-        "/v1/tickets/{id}/comments/{comment_id}",
-        Scope::Read,
-    ),
-    (Method::GET, "/v1/tickets/{id}/history", Scope::Read),
-    (Method::GET, "/v1/operations", Scope::Read),
-    (Method::GET, "/v1/operations/{action}/{key}", Scope::Read),
-    (Method::GET, "/v1/stats", Scope::Read),
+/// The REST routes behind authentication that only read, by their OpenAPI
+/// `operationId`: they need `tickets:read`. Every write route's
+/// `operationId` is its kitchen action's name ([`kitchen::Action`]).
+pub const READ_OPERATIONS: &[&str] = &[
+    "list_tickets",
+    "get_ticket",
+    "list_comments",
+    "get_comment",
+    "get_ticket_history",
+    "list_operations",
+    "get_operation",
+    "get_stats",
 ];
 
 /// The MCP tools that only read: they need `tickets:read`. Every write
@@ -66,13 +53,14 @@ pub fn tool(name: &str) -> Option<Scope> {
 /// (`initialize`, `tools/list`, `tasks/get`, notifications…) reads.
 const WRITE_METHODS: &[&str] = &["tasks/cancel", "tasks/update"];
 
-/// The scopes a REST request needs: `method` on the route whose template
-/// is `path`.
-pub fn rest(method: &Method, path: &str) -> Scopes {
-    ROUTES
-        .iter()
-        .find(|(m, p, _)| m == method && *p == path)
-        .map_or(Scopes::ALL, |(_, _, scope)| Scopes::only(*scope))
+/// The scopes a REST request needs: that of the route whose OpenAPI
+/// `operationId` is `operation` (`None`: no route, so both).
+pub fn rest(operation: Option<&str>) -> Scopes {
+    match operation {
+        Some(name) if Action::parse(name).is_some() => Scopes::only(Scope::Write),
+        Some(name) if READ_OPERATIONS.contains(&name) => Scopes::only(Scope::Read),
+        _ => Scopes::ALL,
+    }
 }
 
 /// The scopes an MCP message needs: its `method`, and for `tools/call`
@@ -93,15 +81,13 @@ mod tests {
     fn reads_need_read_and_writes_need_write() {
         let read = Scopes::only(Scope::Read);
         let write = Scopes::only(Scope::Write);
-        assert_eq!(rest(&Method::GET, "/v1/tickets/{id}"), read);
-        assert_eq!(rest(&Method::POST, "/v1/tickets"), write);
-        assert_eq!(rest(&Method::GET, "/v1/operations/{action}/{key}"), read);
-        assert_eq!(rest(&Method::GET, "/v1/operations"), read);
-        assert_eq!(
-            rest(&Method::DELETE, "/v1/tickets/{id}"),
-            Scopes::ALL,
-            "unlisted"
-        );
+        assert_eq!(rest(Some("get_ticket")), read);
+        assert_eq!(rest(Some("create_ticket")), write);
+        assert_eq!(rest(Some("remove_label")), write);
+        assert_eq!(rest(Some("get_operation")), read);
+        assert_eq!(rest(Some("list_operations")), read);
+        assert_eq!(rest(Some("delete_ticket")), Scopes::ALL, "unlisted");
+        assert_eq!(rest(None), Scopes::ALL, "no route");
         assert_eq!(mcp("tools/call", Some("create_ticket")), write);
         assert_eq!(mcp("tools/call", Some("get_operation_status")), read);
         assert_eq!(mcp("tools/call", Some("preview_ticket")), read);

@@ -55,19 +55,6 @@ impl Action {
         Self::ALL.into_iter().find(|a| a.as_str() == name)
     }
 
-    /// What a successful answer carries: a ticket for the ticket writes, a
-    /// comment for `add_comment`. The client's one `match` on its actions.
-    pub fn made(self) -> Made {
-        match self {
-            Action::AddComment => Made::Comment,
-            Action::CreateTicket
-            | Action::UpdateTicket
-            | Action::TransitionTicket
-            | Action::AddLabel
-            | Action::RemoveLabel => Made::Ticket,
-        }
-    }
-
     /// [`Action::made`], by name: `ticket` or `comment`.
     pub fn result_name(self) -> &'static str {
         self.made().as_str()

@@ -5,6 +5,11 @@
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use uuid::Uuid;
+
+use crate::action::Made;
+use crate::key::OperationKey;
+use crate::network::{Call, Method};
 use crate::resources::{Priority, TicketId, TicketStatus};
 
 /// A ticket to create.
@@ -181,6 +186,114 @@ impl WriteRequest {
     pub fn action(&self) -> Action {
         self.into()
     }
+
+    /// The contract's route for it under `key`: method, path, body and
+    /// `If-Match`. Every attempt sends these same bytes, each with its own
+    /// request id (filled per attempt). The client's one table of how each
+    /// action is sent, beside [`Action::made`].
+    pub(crate) fn call(&self, key: &OperationKey) -> Result<Call, serde_json::Error> {
+        let (method, path, body, if_match) = match self {
+            WriteRequest::CreateTicket { ticket } => (
+                Method::Post,
+                vec!["v1".into(), "tickets".into()],
+                Some(("application/json", serde_json::to_vec(ticket)?)),
+                None,
+            ),
+            WriteRequest::UpdateTicket {
+                ticket_id,
+                patch,
+                if_match,
+            } => (
+                Method::Patch,
+                ticket_path(*ticket_id, None),
+                Some(("application/merge-patch+json", serde_json::to_vec(patch)?)),
+                *if_match,
+            ),
+            WriteRequest::TransitionTicket {
+                ticket_id,
+                to,
+                reason,
+            } => {
+                #[derive(serde::Serialize)]
+                struct Body<'a> {
+                    to: &'a str,
+                    #[serde(skip_serializing_if = "Option::is_none")]
+                    reason: Option<&'a str>,
+                }
+                let body = Body {
+                    to: to.as_str(),
+                    reason: reason.as_deref(),
+                };
+                (
+                    Method::Post,
+                    ticket_path(*ticket_id, Some("transitions")),
+                    Some(("application/json", serde_json::to_vec(&body)?)),
+                    None,
+                )
+            }
+            WriteRequest::AddComment { ticket_id, body } => {
+                #[derive(serde::Serialize)]
+                struct Body<'a> {
+                    body: &'a str,
+                }
+                (
+                    Method::Post,
+                    ticket_path(*ticket_id, Some("comments")),
+                    Some(("application/json", serde_json::to_vec(&Body { body })?)),
+                    None,
+                )
+            }
+            WriteRequest::AddLabel { ticket_id, label } => {
+                #[derive(serde::Serialize)]
+                struct Body<'a> {
+                    label: &'a str,
+                }
+                (
+                    Method::Post,
+                    ticket_path(*ticket_id, Some("labels")),
+                    Some(("application/json", serde_json::to_vec(&Body { label })?)),
+                    None,
+                )
+            }
+            // No body: the label is the last segment of the path.
+            WriteRequest::RemoveLabel { ticket_id, label } => {
+                let mut path = ticket_path(*ticket_id, Some("labels"));
+                path.push(label.clone());
+                (Method::Delete, path, None, None)
+            }
+        };
+        Ok(Call {
+            method,
+            path,
+            query: Vec::new(),
+            key: Some(key.clone()),
+            if_match,
+            body,
+            request_id: Uuid::nil(),
+        })
+    }
+}
+
+impl Action {
+    /// What a successful answer carries: a ticket for the ticket writes, a
+    /// comment for `add_comment`.
+    pub fn made(self) -> Made {
+        match self {
+            Action::AddComment => Made::Comment,
+            Action::CreateTicket
+            | Action::UpdateTicket
+            | Action::TransitionTicket
+            | Action::AddLabel
+            | Action::RemoveLabel => Made::Ticket,
+        }
+    }
+}
+
+/// `/v1/tickets/{id}` and, if given, one segment under it.
+pub(crate) fn ticket_path(ticket_id: TicketId, under: Option<&str>) -> Vec<String> {
+    let mut path = vec!["v1".into(), "tickets".into(), ticket_id.to_string()];
+    path.extend(under.map(str::to_owned));
+    path
 }
 
 #[cfg(test)]

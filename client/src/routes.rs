@@ -5,8 +5,8 @@ use uuid::Uuid;
 
 use crate::action::Action;
 use crate::key::OperationKey;
-use crate::network::{Call, Method};
-use crate::requests::WriteRequest;
+use crate::network::Call;
+use crate::requests::{WriteRequest, ticket_path};
 use crate::resources::{PageRequest, TicketId};
 
 /// A write's request, made once per intent: every attempt sends these
@@ -22,86 +22,8 @@ impl WriteCall {
         key: &OperationKey,
         request: &WriteRequest,
     ) -> Result<Self, serde_json::Error> {
-        let (method, path, body, if_match) = match request {
-            WriteRequest::CreateTicket { ticket } => (
-                Method::Post,
-                vec!["v1".into(), "tickets".into()],
-                Some(("application/json", serde_json::to_vec(ticket)?)),
-                None,
-            ),
-            WriteRequest::UpdateTicket {
-                ticket_id,
-                patch,
-                if_match,
-            } => (
-                Method::Patch,
-                ticket_path(*ticket_id, None),
-                Some(("application/merge-patch+json", serde_json::to_vec(patch)?)),
-                *if_match,
-            ),
-            WriteRequest::TransitionTicket {
-                ticket_id,
-                to,
-                reason,
-            } => {
-                #[derive(serde::Serialize)]
-                struct Body<'a> {
-                    to: &'a str,
-                    #[serde(skip_serializing_if = "Option::is_none")]
-                    reason: Option<&'a str>,
-                }
-                let body = Body {
-                    to: to.as_str(),
-                    reason: reason.as_deref(),
-                };
-                (
-                    Method::Post,
-                    ticket_path(*ticket_id, Some("transitions")),
-                    Some(("application/json", serde_json::to_vec(&body)?)),
-                    None,
-                )
-            }
-            WriteRequest::AddComment { ticket_id, body } => {
-                #[derive(serde::Serialize)]
-                struct Body<'a> {
-                    body: &'a str,
-                }
-                (
-                    Method::Post,
-                    ticket_path(*ticket_id, Some("comments")),
-                    Some(("application/json", serde_json::to_vec(&Body { body })?)),
-                    None,
-                )
-            }
-            WriteRequest::AddLabel { ticket_id, label } => {
-                #[derive(serde::Serialize)]
-                struct Body<'a> {
-                    label: &'a str,
-                }
-                (
-                    Method::Post,
-                    ticket_path(*ticket_id, Some("labels")),
-                    Some(("application/json", serde_json::to_vec(&Body { label })?)),
-                    None,
-                )
-            }
-            // No body: the label is the last segment of the path.
-            WriteRequest::RemoveLabel { ticket_id, label } => {
-                let mut path = ticket_path(*ticket_id, Some("labels"));
-                path.push(label.clone());
-                (Method::Delete, path, None, None)
-            }
-        };
         Ok(Self {
-            template: Call {
-                method,
-                path,
-                query: Vec::new(),
-                key: Some(key.clone()),
-                if_match,
-                body,
-                request_id: Uuid::nil(),
-            },
+            template: request.call(key)?,
         })
     }
 
@@ -112,13 +34,6 @@ impl WriteCall {
             ..self.template.clone()
         }
     }
-}
-
-/// `/v1/tickets/{id}` and, if given, one segment under it.
-fn ticket_path(ticket_id: TicketId, under: Option<&str>) -> Vec<String> {
-    let mut path = vec!["v1".into(), "tickets".into(), ticket_id.to_string()];
-    path.extend(under.map(str::to_owned));
-    path
 }
 
 /// The page parameters of a list.
@@ -174,6 +89,7 @@ pub(crate) fn history(ticket_id: TicketId, page: &PageRequest) -> Call {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::network::Method;
     use crate::requests::{NewTicket, PatchField, TicketPatch};
     use crate::resources::TicketStatus;
 

@@ -3,6 +3,7 @@
 //! caller's retry answering it, the provider holding it once), and every
 //! bad input refused with nothing changed. On both databases.
 
+use kitchen::actions::CreateTicket;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -111,7 +112,7 @@ async fn lost_create(db: &TestDatabase) -> (Kitchen, FakeProvider, kitchen::Tena
     let key = OperationKey::parse("console-lost-create").expect("a key");
     provider.fail_next_dispatch(DispatchFault::CommitThenLose);
     let outcome = kitchen
-        .create_ticket(tenant.id, &key, &draft())
+        .write::<CreateTicket>(tenant.id, &key, &draft())
         .await
         .expect("create");
     assert!(matches!(outcome, Outcome::Unknown { .. }), "{outcome:?}");
@@ -206,7 +207,7 @@ async fn an_operator_settles_an_unknown_create_with_the_form(db: TestDatabase) {
     assert_eq!(settled.status, StatusCode::OK, "{}", settled.html);
     assert!(settled.html.contains("Settled"), "{}", settled.html);
     match kitchen
-        .create_ticket(tenant.id, &key, &draft())
+        .write::<CreateTicket>(tenant.id, &key, &draft())
         .await
         .expect("retry")
     {

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::actions::create_ticket::CreateTicket;
+use crate::actions::CreateTicket;
 use crate::domain::action::Action;
 use crate::domain::operation::OperationKey;
 use crate::domain::ticket::TicketDraft;

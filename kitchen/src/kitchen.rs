@@ -2,7 +2,7 @@
 //!
 //! # Layout
 //! - this file: the kitchen itself, connecting, health and closing;
-//! - `writes.rs`: one method per write action, and the one path they take;
+//! - `writes.rs`: the one write ([`Kitchen::write`]) and the path it takes;
 //! - `operations.rs`: operation records and status, the sweep, the reconciler;
 //! - `operators.rs`: lists of operations, and settling an effect by hand;
 //! - `reads.rs`: tickets, comments, history;
@@ -12,7 +12,7 @@ mod operations;
 mod operators;
 mod reads;
 mod tenants;
-mod writes;
+pub(crate) mod writes;
 
 use std::future::Future;
 use std::sync::Arc;

@@ -19,12 +19,13 @@
 //!
 //! # Layout
 //!
-//! - [`kitchen`](Kitchen): the entry point the doors call: one method per
-//!   write, the reads, tenants and tokens.
-//! - `actions`: one file per write action (`create_ticket`,
-//!   `update_ticket`, `transition_ticket`, `add_comment`), each a
-//!   `WriteAction` (and a `RemoteAction`): the template's extension point
-//!   (`docs/adding-an-action.md`).
+//! - [`kitchen`](Kitchen): the entry point the doors call: one generic
+//!   write ([`Kitchen::write`]), the reads, tenants and tokens.
+//! - [`actions`]: one file per write action (`create_ticket`,
+//!   `update_ticket`, `transition_ticket`, `add_comment`, `add_label`,
+//!   `remove_label`), each a `WriteAction` (and a `RemoteAction` if a
+//!   provider can do it), and the list of them: the template's extension
+//!   point (`docs/adding-an-action.md`).
 //! - `write`: the one generic write path: the `WriteAction` trait and the
 //!   engine (claim, fingerprint, replay or conflict, wait bound, replay
 //!   cache), the same for every action.
@@ -58,7 +59,7 @@
 //!   double-fire driver; armed only by the `tickets-fault-injection`
 //!   binary.
 
-mod actions;
+pub mod actions;
 mod auth_cache;
 mod backend;
 #[cfg(feature = "bench")]
@@ -134,6 +135,7 @@ pub use domain::transition::{MAX_REASON_CHARS, Reason, Transition, TransitionDra
 pub use domain::violation::FieldViolation;
 pub use domain::wait::whole_seconds;
 pub use error::{KitchenError, error_chain};
+pub use kitchen::writes::KitchenWrite;
 pub use kitchen::{Kitchen, TenantNameTaken};
 pub use outcome::{
     Expired, NotCreatedReason, Outcome, PROVIDER_UNAVAILABLE_RETRY_AFTER, RETRY_AFTER, Receipt,
@@ -145,6 +147,7 @@ pub use provider::{
     TicketBackend, TicketProvider,
 };
 pub use sweep::{SweepReport, Sweeper};
+pub use write::RetrySafeWrite;
 
 /// A span of time, for [`KitchenConfig::replay_window`] and
 /// [`KitchenConfig::tombstone_horizon`].

@@ -267,7 +267,7 @@ impl Kitchen {
         };
         let command = draft.validate().expect("a valid draft");
         let _ = remote
-            .write_ahead_then::<crate::actions::create_ticket::CreateTicket>(
+            .write_ahead_then::<crate::actions::CreateTicket>(
                 tenant.into(),
                 key,
                 draft,

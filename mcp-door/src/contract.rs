@@ -1,7 +1,9 @@
 //! The tool contract's wording. On this door the descriptions *are* the
 //! mechanism that makes an agent invent a key and reuse it on retry, so they
-//! live in one place, are snapshotted, linted (provenance of identifiers, a
-//! token budget) and hashed: each tool's contract hash is published in its
+//! are snapshotted, linted (provenance of identifiers, a token budget) and
+//! hashed together, whichever file holds them (the read tools' here, each
+//! write tool's in its own file under `actions/`, with everything else
+//! that tool says): each tool's contract hash is published in its
 //! `_meta` and recorded on every call's span and metrics, so a change in
 //! agent behaviour can be traced to a change in wording.
 //!
@@ -64,35 +66,6 @@ fn write_canonical(value: &Value, out: &mut String) {
     }
 }
 
-/// `create_ticket`.
-pub const CREATE_TICKET: &str = "Create one ticket. operation_id makes retries safe: invent a fresh \
-UUID for each new ticket you intend, and reuse it with the same arguments when retrying after an \
-error, timeout or lost reply; the retry returns the original ticket instead of making a second one. \
-If unsure whether a ticket was created, call get_operation_status first.";
-
-/// `update_ticket`.
-pub const UPDATE_TICKET: &str = "Change a ticket's title, description, priority or assignee; \
-arguments left out are kept. With expected_version, the change is refused if the ticket changed \
-since you read it. operation_id works as in create_ticket: a retry returns the first result and \
-changes nothing again.";
-
-/// `transition_ticket`.
-pub const TRANSITION_TICKET: &str = "Move a ticket to another status. Only some moves are \
-allowed; a refused move lists allowed_moves. operation_id works as in create_ticket: a retry \
-returns the first result and moves nothing again.";
-
-/// `add_comment`.
-pub const ADD_COMMENT: &str = "Add a comment to a ticket. operation_id works as in create_ticket: \
-a retry returns the original comment instead of adding a second one.";
-
-/// `add_label`.
-pub const ADD_LABEL: &str = "Put a label on a ticket (at most 20); one it has changes nothing. \
-operation_id works as in create_ticket.";
-
-/// `remove_label`.
-pub const REMOVE_LABEL: &str = "Take a label off a ticket; one it lacks changes nothing. \
-operation_id works as in create_ticket.";
-
 /// `get_operation_status`.
 pub const GET_OPERATION_STATUS: &str = "Find out what happened to a write call, by its \
 operation_id and the tool it was sent to. Returns the result if it happened. If nothing was \
@@ -152,10 +125,9 @@ pub const NEW_DESCRIPTION_ARG: &str = "Longer text; null removes it.";
 pub const ASSIGNEE_ARG: &str = "Who works on it; null unassigns.";
 
 /// How the server introduces itself to a model.
-pub const INSTRUCTIONS: &str = "Retry-safe tickets. Every write (create_ticket, update_ticket, \
-transition_ticket, add_comment, add_label, remove_label) carries an operation_id you invent (a UUID) for the effect you \
-intend. After an error, timeout or lost reply, retry with the same operation_id and arguments: you \
-get the original result back, never a duplicate. When unsure whether a write happened, call \
+pub const INSTRUCTIONS: &str = "Retry-safe tickets. Every write carries an operation_id you \
+invent (a UUID) for the effect you intend. After an error, timeout or lost reply, retry with the \
+same operation_id and arguments: you get the original result back, never a duplicate. When unsure whether a write happened, call \
 get_operation_status.";
 
 /// The JSON-RPC error code of a storage fault: the database cannot be used

@@ -2,7 +2,7 @@
 //! names, the version it expects, a list's page, and what a missing
 //! required argument says. One reading per argument, for every tool.
 
-use kitchen::{Cursor, FieldViolation, PageSize, TicketId, Uuid, Version};
+use kitchen::{Cursor, FieldViolation, PageSize, TicketAt, TicketId, Uuid, Version};
 
 use crate::result_text;
 
@@ -33,6 +33,24 @@ pub(crate) fn expected_version(
     Version::parse(n, "expected_version")
         .map_err(|v| problems.push(v))
         .ok()
+}
+
+/// The ticket a write acts on, at the version it expects (`ticket_id` and
+/// `expected_version`, read as [`named_ticket`] and [`expected_version`]
+/// read them), and whether ticket_id named one: for one that is missing or
+/// no id, the ticket is [`no_ticket`], so that the kitchen still checks
+/// every other argument.
+pub(crate) fn target(
+    ticket_id: Option<String>,
+    expected: Option<i64>,
+    problems: &mut Vec<FieldViolation>,
+) -> (TicketAt, bool) {
+    let ticket = named_ticket(ticket_id, problems);
+    let expected = expected_version(expected, problems);
+    (
+        TicketAt::new(ticket.unwrap_or_else(no_ticket), expected),
+        ticket.is_some(),
+    )
 }
 
 /// The id of no ticket (tickets have UUID v7 ids; this is the nil UUID):

@@ -99,13 +99,7 @@ impl TicketTools {
     fn router_for(open: &OpenWorld) -> ToolRouter<Self> {
         // Every tool, from the routers of the files that define them: the
         // reads, and one per write in `actions/`.
-        let mut router = Self::read_tools()
-            + Self::create_ticket_tool()
-            + Self::update_ticket_tool()
-            + Self::transition_ticket_tool()
-            + Self::add_comment_tool()
-            + Self::add_label_tool()
-            + Self::remove_label_tool();
+        let mut router = Self::read_tools() + Self::write_tools();
         for (name, route) in &mut router.map {
             // A model reads every input schema on every turn, and MCP
             // already says a schema without `$schema` is JSON Schema

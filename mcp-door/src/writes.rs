@@ -7,37 +7,54 @@
 
 use std::sync::OnceLock;
 
-use kitchen::{Action, FieldViolation, OperationKey, Outcome, Refusal};
+use kitchen::{Action, FieldViolation, KitchenWrite, OperationKey, Outcome, Refusal};
 use rmcp::model::{CallToolResponse, CallToolResult};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer};
 use telemetry::{Attempt, ContractFailure, Door};
 use tracing::Instrument;
 
-use crate::args::merge;
+use crate::args::{Arguments, Read, ToolArgs, merge};
 use crate::fields::{no_ticket, required};
-use crate::outcomes::{Answered, invalid_write};
+use crate::outcomes::{Answered, invalid_write, unexpected};
 use crate::result_text;
 use crate::tasks::{self, Waited};
 use crate::tools::{TicketTools, Who, tool_needs};
 
-/// One write tool: its action, its arguments, and how they become a
-/// kitchen command whose outcome becomes the tool's result. Everything
-/// else a write does is [`TicketTools::write`]'s.
-pub(crate) trait WriteTool {
-    /// The action, whose name the tool carries.
-    const ACTION: Action;
+/// One write tool: a kitchen write ([`KitchenWrite`], whose action names
+/// the tool), its arguments, how they become the kitchen's request, and how
+/// its outcome becomes the tool's result. Everything else a write does
+/// (the operation_id read first and alone, every argument's problem
+/// reported at once, the call's life) is [`TicketTools::write`]'s.
+pub(crate) trait WriteTool: KitchenWrite {
     /// The tool's arguments.
-    type Args: Send;
-    /// The write itself. Arguments are checked in the REST door's order:
-    /// the operation_id first and alone ([`keyed`]), then every other
-    /// argument at once; nothing reaches the kitchen, so nothing touches
-    /// the key, until all of them are fine.
-    fn perform(
-        tools: &TicketTools,
-        call: &WriteCall,
-        args: Self::Args,
-    ) -> impl Future<Output = Result<Answered, McpError>> + Send;
+    type Args: ToolArgs + Send;
+
+    /// Takes the operation_id out of the arguments: it is read first, and
+    /// alone.
+    fn operation_id(args: &mut Self::Args) -> Option<String>;
+
+    /// The kitchen's request, from the other arguments, each of their
+    /// problems added to `problems`. Nothing reaches the kitchen, so nothing
+    /// touches the key, until there are none.
+    fn request(args: Self::Args, problems: &mut Vec<FieldViolation>) -> ToolRequest<Self::Request>;
+
+    /// The tool's result for the kitchen's `outcome`.
+    fn result(
+        key: &OperationKey,
+        outcome: Outcome<Self::Result>,
+    ) -> Result<CallToolResult, McpError>;
+}
+
+/// A write's request as its tool read it.
+pub(crate) struct ToolRequest<R> {
+    /// The kitchen's request (for a ticket_id that is no ticket id, made
+    /// for [`no_ticket`] so that every other argument is still checked).
+    pub(crate) request: R,
+    /// Whether the ticket_id named a ticket (always, for a write on none).
+    /// One that is no ticket id is answered as a ticket that does not
+    /// exist, without asking the kitchen.
+    pub(crate) names_a_ticket: bool,
 }
 
 /// A write call in flight: who makes it, its attempt (the span and the
@@ -53,7 +70,7 @@ pub(crate) struct WriteCall {
 
 impl WriteCall {
     /// Records the call's key, on its attempt and for a task.
-    pub(crate) fn keyed(&self, key: &OperationKey) {
+    fn keyed(&self, key: &OperationKey) {
         self.attempt.record_key(key.as_str());
         let _ = self.key.set(key.clone());
     }
@@ -63,7 +80,7 @@ impl WriteCall {
 /// nothing to keep, so no other argument is looked at. Either the key and
 /// the other arguments' problems, or the `invalid` answer (boxed: it is the
 /// rarer and much larger side).
-pub(crate) fn keyed(
+fn keyed(
     action: Action,
     raw: Option<String>,
     problems: Vec<FieldViolation>,
@@ -106,7 +123,7 @@ pub(crate) fn keyed(
 /// The `invalid` answer of a write whose arguments the door refused
 /// (`problems`, then the kitchen's own findings in `checked` for the
 /// arguments without one), before anything touched the key.
-pub(crate) fn refused_arguments(
+fn refused_arguments(
     action: Action,
     key: &OperationKey,
     problems: Vec<FieldViolation>,
@@ -121,7 +138,7 @@ pub(crate) fn refused_arguments(
 
 /// The answer to the kitchen's `outcome` of a write `action`, with its
 /// name and failure kind for the attempt, and whether it is final.
-pub(crate) fn answered<T>(
+fn answered<T>(
     action: Action,
     outcome: Outcome<T>,
     result: impl FnOnce(Outcome<T>) -> Result<CallToolResult, McpError>,
@@ -140,13 +157,48 @@ impl TicketTools {
     /// span, waited for (or made a task), measured and answered.
     pub(crate) async fn write<W: WriteTool>(
         &self,
-        args: W::Args,
+        args: Arguments<W::Args>,
         ctx: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let call = self.begin(W::ACTION, ctx)?;
-        let work = W::perform(self, &call, args).instrument(call.attempt.span().clone());
+        let work = self
+            .perform::<W>(&call, args)
+            .instrument(call.attempt.span().clone());
         let waited = self.wait(&call, ctx, work).await;
         self.end(call, waited)
+    }
+
+    /// The write itself: the operation_id first and alone ([`keyed`]),
+    /// then every other argument at once, the door's findings and the
+    /// kitchen's together; then the kitchen's write and its answer.
+    async fn perform<W: WriteTool>(
+        &self,
+        call: &WriteCall,
+        args: Arguments<W::Args>,
+    ) -> Result<Answered, McpError> {
+        let Read { mut args, problems } = args.read()?;
+        let (key, mut problems) = match keyed(call.action, W::operation_id(&mut args), problems) {
+            Ok(keyed) => keyed,
+            Err(answer) => return Ok(*answer),
+        };
+        call.keyed(&key);
+        let ToolRequest {
+            request,
+            names_a_ticket,
+        } = W::request(args, &mut problems);
+        if !problems.is_empty() {
+            let checked = W::violations(&request);
+            return Ok(refused_arguments(call.action, &key, problems, checked));
+        }
+        let outcome = if names_a_ticket {
+            self.kitchen
+                .write::<W>(call.who.actor, &key, &request)
+                .await
+                .map_err(unexpected)?
+        } else {
+            unknown_ticket()
+        };
+        answered(call.action, outcome, |o| W::result(&key, o))
     }
 
     /// Starts a write call: its caller, and its attempt with three
@@ -229,7 +281,7 @@ impl TicketTools {
 /// The outcome for a ticket_id that is no ticket id: the kitchen's own
 /// refusal for a ticket that does not exist, so that the two answers are
 /// one by construction and reveal nothing.
-pub(crate) fn unknown_ticket<T>() -> Outcome<T> {
+fn unknown_ticket<T>() -> Outcome<T> {
     Outcome::Refused(Refusal::TicketNotFound {
         ticket_id: no_ticket(),
     })

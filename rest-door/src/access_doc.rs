@@ -43,19 +43,19 @@ impl utoipa::Modify for BearerAuth {
 
 /// `doc` with the access policy applied to every secured operation.
 pub(crate) fn with_access_policy(mut doc: OpenApi) -> OpenApi {
-    for (path, item) in doc.paths.paths.iter_mut() {
-        for (method, operation) in [
-            (http::Method::GET, item.get.as_mut()),
-            (http::Method::POST, item.post.as_mut()),
-            (http::Method::PATCH, item.patch.as_mut()),
-            (http::Method::PUT, item.put.as_mut()),
-            (http::Method::DELETE, item.delete.as_mut()),
+    for item in doc.paths.paths.values_mut() {
+        for operation in [
+            item.get.as_mut(),
+            item.post.as_mut(),
+            item.patch.as_mut(),
+            item.put.as_mut(),
+            item.delete.as_mut(),
         ] {
             let Some(operation) = operation else { continue };
             if operation.security.as_ref().is_none_or(Vec::is_empty) {
                 continue;
             }
-            let needed = access::policy::rest(&method, path);
+            let needed = access::policy::rest(operation.operation_id.as_deref());
             let scopes: Vec<String> = needed.iter().map(|s| s.as_str().to_owned()).collect();
             operation.security = Some(vec![
                 SecurityRequirement::new("bearer", Vec::<String>::new()),

@@ -12,11 +12,16 @@
 //! ([`access::policy`]) for the route matched; `/mcp` checks them in its
 //! own edge, where the message says which tool is called.
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
 use access::{Authenticator, Refusal};
 use axum::extract::{MatchedPath, Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use http::Method;
 use kitchen::Caller;
+use utoipa::openapi::OpenApi;
 
 use crate::error::RestError;
 
@@ -50,11 +55,44 @@ async fn authenticate(access: &Authenticator, request: &mut Request) -> Result<(
     Ok(())
 }
 
+/// What the scope check needs: the authenticator (for the challenge) and
+/// each route's OpenAPI `operationId` by method and path template, which
+/// names the route in the policy.
+#[derive(Clone)]
+pub(crate) struct ScopeCheck {
+    pub(crate) access: Authenticator,
+    operations: Arc<HashMap<(Method, String), String>>,
+}
+
+impl ScopeCheck {
+    /// The check for the routes `doc` describes.
+    pub(crate) fn new(access: Authenticator, doc: &OpenApi) -> Self {
+        let mut operations = HashMap::new();
+        for (path, item) in &doc.paths.paths {
+            for (method, operation) in [
+                (Method::GET, &item.get),
+                (Method::POST, &item.post),
+                (Method::PATCH, &item.patch),
+                (Method::PUT, &item.put),
+                (Method::DELETE, &item.delete),
+            ] {
+                if let Some(id) = operation.as_ref().and_then(|o| o.operation_id.clone()) {
+                    operations.insert((method, path.clone()), id);
+                }
+            }
+        }
+        Self {
+            access,
+            operations: Arc::new(operations),
+        }
+    }
+}
+
 /// Refuses a caller whose scopes do not cover what the matched route needs:
 /// `403` with `WWW-Authenticate: Bearer error="insufficient_scope"`. Runs
 /// after [`require_tenant`], on the REST routes only.
-pub async fn require_scope(
-    State(access): State<Authenticator>,
+pub(crate) async fn require_scope(
+    State(check): State<ScopeCheck>,
     request: Request,
     next: Next,
 ) -> Response {
@@ -63,7 +101,11 @@ pub async fn require_scope(
         .get::<MatchedPath>()
         .map(MatchedPath::as_str)
         .unwrap_or_default();
-    let needed = access::policy::rest(request.method(), path);
+    let operation = check
+        .operations
+        .get(&(request.method().clone(), path.to_owned()))
+        .map(String::as_str);
+    let needed = access::policy::rest(operation);
     let Some(caller) = request.extensions().get::<Caller>() else {
         return RestError::Internal("the scope check ran before authentication".into())
             .into_response();
@@ -75,7 +117,7 @@ pub async fn require_scope(
     RestError::InsufficientScope {
         needed: missing,
         has: caller.scopes,
-        challenge: access.challenges().insufficient(missing),
+        challenge: check.access.challenges().insufficient(missing),
     }
     .into_response()
 }

@@ -113,18 +113,10 @@ struct ApiDoc;
 /// Routes that need a tenant.
 fn v1_routes() -> OpenApiRouter<DoorState> {
     OpenApiRouter::new()
-        .routes(routes!(
-            actions::create_ticket::create,
-            routes::tickets::list
-        ))
-        .routes(routes!(
-            routes::tickets::get,
-            actions::update_ticket::update
-        ))
-        .routes(routes!(actions::transition_ticket::transition))
-        .routes(routes!(actions::add_label::add))
-        .routes(routes!(actions::remove_label::remove))
-        .routes(routes!(actions::add_comment::add, routes::comments::list))
+        .merge(actions::routes())
+        .routes(routes!(routes::tickets::list))
+        .routes(routes!(routes::tickets::get))
+        .routes(routes!(routes::comments::list))
         .routes(routes!(routes::comments::get))
         .routes(routes!(routes::history::list))
         .routes(routes!(routes::operation_list::list))
@@ -160,11 +152,9 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
 /// measured into `metrics`.
 pub fn router(kitchen: Kitchen, metrics: Metrics, access: Authenticator) -> Router {
     // Layers run outside in: the tenant first, then its scopes.
+    let scopes = auth::ScopeCheck::new(access.clone(), &openapi());
     let v1 = v1_routes()
-        .route_layer(middleware::from_fn_with_state(
-            access.clone(),
-            auth::require_scope,
-        ))
+        .route_layer(middleware::from_fn_with_state(scopes, auth::require_scope))
         .route_layer(middleware::from_fn_with_state(
             access.clone(),
             auth::require_tenant,

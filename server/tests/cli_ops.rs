@@ -3,6 +3,7 @@
 //! simulator (the kitchen's lists and settlements under them are tested on
 //! both databases in `kitchen/tests/kitchen/`).
 
+use kitchen::actions::CreateTicket;
 use std::process::{Command, Output};
 use std::sync::Arc;
 use std::time::Duration;
@@ -111,7 +112,7 @@ async fn an_operator_finds_shows_and_settles_lost_creates() {
             ..TicketDraft::default()
         };
         let outcome = kitchen
-            .create_ticket(acme.id, key, &draft)
+            .write::<CreateTicket>(acme.id, key, &draft)
             .await
             .expect("create");
         assert!(matches!(outcome, Outcome::Unknown { .. }), "{outcome:?}");

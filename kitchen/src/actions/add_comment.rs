@@ -11,8 +11,8 @@ use crate::domain::violation::FieldViolation;
 use crate::outcome::Refusal;
 use crate::provider::{EffectKind, ProviderEffect, ProviderWrite};
 use crate::store::{self, write::WriteTx};
-use crate::write::remote::{RemoteAction, wrong_kind};
-use crate::write::{Applied, WriteAction, WriteContext};
+use crate::write::{Applied, Reach, RetrySafeWrite, WriteAction, WriteContext};
+use crate::write::{RemoteAction, wrong_kind};
 
 use super::precondition::at_expected_version;
 
@@ -20,14 +20,22 @@ use super::precondition::at_expected_version;
 /// an edit of the ticket), but its history records the comment. A
 /// conditional comment is refused if the ticket moved on from the version
 /// the caller expected, as any conditional write is.
-pub(crate) struct AddComment;
+pub struct AddComment;
 
-impl WriteAction for AddComment {
+impl RetrySafeWrite for AddComment {
     const ACTION: Action = Action::AddComment;
     type Request = (TicketAt, CommentDraft);
-    type Command = NewComment;
     type Result = Comment;
+}
+
+impl WriteAction for AddComment {
+    type Command = NewComment;
     type Canonical<'c> = CanonicalCommentV1<'c>;
+
+    /// A provider can do it: see its `RemoteAction` below.
+    fn reach<R: Reach<Self>>(at: R) -> R::Out {
+        at.provider()
+    }
 
     fn validate((at, draft): &Self::Request) -> Result<NewComment, Vec<FieldViolation>> {
         draft.validate(*at)

@@ -11,20 +11,28 @@ use crate::domain::ticket::Ticket;
 use crate::domain::violation::FieldViolation;
 use crate::outcome::Refusal;
 use crate::store::{self, write::WriteTx};
-use crate::write::{Applied, WriteAction, WriteContext};
+use crate::write::{Applied, Reach, RetrySafeWrite, WriteAction, WriteContext};
 
 use super::precondition::at_expected_version;
 
 /// Adds a label to a ticket. A label the ticket already carries changes
 /// nothing, and is still a write: the key is used and replays.
-pub(crate) struct AddLabel;
+pub struct AddLabel;
 
-impl WriteAction for AddLabel {
+impl RetrySafeWrite for AddLabel {
     const ACTION: Action = Action::AddLabel;
     type Request = (TicketAt, LabelDraft);
-    type Command = LabelChange;
     type Result = Ticket;
+}
+
+impl WriteAction for AddLabel {
+    type Command = LabelChange;
     type Canonical<'c> = CanonicalLabelV1<'c>;
+
+    /// No provider keeps labels: the remote backend refuses it.
+    fn reach<R: Reach<Self>>(at: R) -> R::Out {
+        at.here_only()
+    }
 
     fn validate((at, draft): &Self::Request) -> Result<LabelChange, Vec<FieldViolation>> {
         draft.validate(*at)

@@ -10,18 +10,26 @@ use crate::outcome::Refusal;
 use crate::provider::{EffectKind, ProviderEffect, ProviderWrite};
 use crate::store::planned::NewRow;
 use crate::store::{self, write::WriteTx};
-use crate::write::remote::{RemoteAction, wrong_kind};
-use crate::write::{Applied, Planned, WriteAction, WriteContext};
+use crate::write::{Applied, Planned, Reach, RetrySafeWrite, WriteAction, WriteContext};
+use crate::write::{RemoteAction, wrong_kind};
 
 /// Makes one ticket, `open`, version 1.
-pub(crate) struct CreateTicket;
+pub struct CreateTicket;
 
-impl WriteAction for CreateTicket {
+impl RetrySafeWrite for CreateTicket {
     const ACTION: Action = Action::CreateTicket;
     type Request = TicketDraft;
-    type Command = NewTicket;
     type Result = Ticket;
+}
+
+impl WriteAction for CreateTicket {
+    type Command = NewTicket;
     type Canonical<'c> = CanonicalV1<'c>;
+
+    /// A provider can do it: see its `RemoteAction` below.
+    fn reach<R: Reach<Self>>(at: R) -> R::Out {
+        at.provider()
+    }
 
     fn validate(request: &TicketDraft) -> Result<NewTicket, Vec<FieldViolation>> {
         request.validate()

@@ -13,7 +13,7 @@ use crate::KitchenError;
 use crate::domain::ticket::{Ticket, TicketId};
 use crate::provider::{EffectKind, ProviderEffect};
 use crate::store::{self, write::WriteTx};
-use crate::write::remote::wrong_kind;
+use crate::write::wrong_kind;
 use crate::write::{Applied, WriteContext};
 
 /// Copies the change `receipt` reports for local ticket `ticket_id`, and

@@ -1,27 +1,59 @@
 //! The write actions, one file each. Each is a [`WriteAction`]: a type that
-//! says how its request is validated, what its fingerprint covers and what
-//! it does inside the one transaction. The generic path in `crate::write`
-//! does the rest.
+//! says how its request is validated, what its fingerprint covers, what it
+//! does inside the one transaction, and whether a provider can do it. The
+//! generic path in `crate::write` does the rest. A door names an action by
+//! its type: `kitchen.write::<AddComment>(…)` ([`Kitchen::write`]).
+//!
+//! This file is the list of actions: a new one is a `mod` line, its type's
+//! `pub use`, and one arm in [`with_type`], the one place an action's name
+//! (as stored on a record) becomes its type.
 //!
 //! [`WriteAction`]: crate::write::WriteAction
+//! [`Kitchen::write`]: crate::Kitchen::write
 
-pub(crate) mod add_comment;
-pub(crate) mod add_label;
-pub(crate) mod create_ticket;
+mod add_comment;
+mod add_label;
+#[cfg(test)]
+mod archive_project;
+mod create_ticket;
 mod mirror;
 mod precondition;
-pub(crate) mod remove_label;
-pub(crate) mod transition_ticket;
-pub(crate) mod update_ticket;
+mod remove_label;
+mod transition_ticket;
+mod update_ticket;
+
+pub use add_comment::AddComment;
+pub use add_label::AddLabel;
+pub use create_ticket::CreateTicket;
+pub use remove_label::RemoveLabel;
+pub use transition_ticket::TransitionTicket;
+pub use update_ticket::UpdateTicket;
 
 use uuid::Uuid;
 
 use crate::KitchenError;
+use crate::domain::action::Action;
 use crate::domain::comment::{Comment, CommentId};
 use crate::domain::operation::OperationRecord;
 use crate::domain::ticket::{Ticket, TicketId};
 use crate::store::{self, Db};
-use crate::write::WriteResult;
+use crate::write::{ForAction, WriteResult};
+
+/// Does `what` with the type of `action`: the one place an action's name
+/// becomes its type (the reconciler knows an effect only by its record;
+/// `crate::reaches_provider` asks by name).
+pub(crate) fn with_type<F: ForAction>(action: Action, what: F) -> F::Out {
+    match action {
+        Action::CreateTicket => what.with::<CreateTicket>(),
+        Action::UpdateTicket => what.with::<UpdateTicket>(),
+        Action::TransitionTicket => what.with::<TransitionTicket>(),
+        Action::AddComment => what.with::<AddComment>(),
+        Action::AddLabel => what.with::<AddLabel>(),
+        Action::RemoveLabel => what.with::<RemoveLabel>(),
+        #[cfg(test)]
+        Action::ArchiveProject => what.with::<archive_project::ArchiveProject>(),
+    }
+}
 
 /// Create, update, transition and the label changes answer with the
 /// ticket.

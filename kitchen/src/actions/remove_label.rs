@@ -9,20 +9,28 @@ use crate::domain::ticket::Ticket;
 use crate::domain::violation::FieldViolation;
 use crate::outcome::Refusal;
 use crate::store::write::WriteTx;
-use crate::write::{Applied, WriteAction, WriteContext};
+use crate::write::{Applied, Reach, RetrySafeWrite, WriteAction, WriteContext};
 
 use super::add_label::relabel;
 
 /// Removes a label from a ticket. A label the ticket does not carry
 /// changes nothing, and is still a write: the key is used and replays.
-pub(crate) struct RemoveLabel;
+pub struct RemoveLabel;
 
-impl WriteAction for RemoveLabel {
+impl RetrySafeWrite for RemoveLabel {
     const ACTION: Action = Action::RemoveLabel;
     type Request = (TicketAt, LabelDraft);
-    type Command = LabelChange;
     type Result = Ticket;
+}
+
+impl WriteAction for RemoveLabel {
+    type Command = LabelChange;
     type Canonical<'c> = CanonicalLabelV1<'c>;
+
+    /// No provider keeps labels: the remote backend refuses it.
+    fn reach<R: Reach<Self>>(at: R) -> R::Out {
+        at.here_only()
+    }
 
     fn validate((at, draft): &Self::Request) -> Result<LabelChange, Vec<FieldViolation>> {
         draft.validate(*at)

@@ -10,8 +10,8 @@ use crate::domain::violation::FieldViolation;
 use crate::outcome::Refusal;
 use crate::provider::{EffectKind, ProviderEffect, ProviderWrite};
 use crate::store::{self, write::WriteTx};
-use crate::write::remote::RemoteAction;
-use crate::write::{Applied, WriteAction, WriteContext};
+use crate::write::RemoteAction;
+use crate::write::{Applied, Reach, RetrySafeWrite, WriteAction, WriteContext};
 
 use super::mirror::mirror_change;
 use super::precondition::at_expected_version;
@@ -19,14 +19,22 @@ use super::precondition::at_expected_version;
 /// Moves a ticket to another status, if the status machine allows it from
 /// where the ticket is when the write runs (and, for a conditional move, if
 /// the ticket is still at the version the caller expected).
-pub(crate) struct TransitionTicket;
+pub struct TransitionTicket;
 
-impl WriteAction for TransitionTicket {
+impl RetrySafeWrite for TransitionTicket {
     const ACTION: Action = Action::TransitionTicket;
     type Request = (TicketAt, TransitionDraft);
-    type Command = Transition;
     type Result = Ticket;
+}
+
+impl WriteAction for TransitionTicket {
+    type Command = Transition;
     type Canonical<'c> = CanonicalTransitionV1<'c>;
+
+    /// A provider can do it: see its `RemoteAction` below.
+    fn reach<R: Reach<Self>>(at: R) -> R::Out {
+        at.provider()
+    }
 
     fn validate((at, draft): &Self::Request) -> Result<Transition, Vec<FieldViolation>> {
         draft.validate(*at)

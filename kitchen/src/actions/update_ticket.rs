@@ -9,22 +9,30 @@ use crate::domain::violation::FieldViolation;
 use crate::outcome::Refusal;
 use crate::provider::{EffectKind, ProviderEffect, ProviderWrite};
 use crate::store::{self, write::WriteTx};
-use crate::write::remote::RemoteAction;
-use crate::write::{Applied, WriteAction, WriteContext};
+use crate::write::RemoteAction;
+use crate::write::{Applied, Reach, RetrySafeWrite, WriteAction, WriteContext};
 
 use super::mirror::mirror_change;
 use super::precondition::at_expected_version;
 
 /// Edits a ticket. A patch that changes nothing is still a valid command:
 /// it takes the key and replays, but writes no new version or history.
-pub(crate) struct UpdateTicket;
+pub struct UpdateTicket;
 
-impl WriteAction for UpdateTicket {
+impl RetrySafeWrite for UpdateTicket {
     const ACTION: Action = Action::UpdateTicket;
     type Request = TicketUpdate;
-    type Command = TicketEdit;
     type Result = Ticket;
+}
+
+impl WriteAction for UpdateTicket {
+    type Command = TicketEdit;
     type Canonical<'c> = CanonicalEditV1<'c>;
+
+    /// A provider can do it: see its `RemoteAction` below.
+    fn reach<R: Reach<Self>>(at: R) -> R::Out {
+        at.provider()
+    }
 
     fn validate(request: &TicketUpdate) -> Result<TicketEdit, Vec<FieldViolation>> {
         request.validate()

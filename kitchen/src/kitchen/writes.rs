@@ -1,173 +1,98 @@
-//! The facade's writes: one method per action, each handing its request
-//! to the one write path (`perform`), locally or through the remote
-//! backend's effect ledger.
+//! The facade's one write, [`Kitchen::write`], for every action: each hands
+//! its request to the one write path (`perform`), locally or through the
+//! remote backend's effect ledger.
 
 use crate::KitchenError;
-use crate::actions::add_comment::AddComment;
-use crate::actions::add_label::AddLabel;
-use crate::actions::create_ticket::CreateTicket;
-use crate::actions::remove_label::RemoveLabel;
-use crate::actions::transition_ticket::TransitionTicket;
-use crate::actions::update_ticket::UpdateTicket;
 use crate::backend::Backend;
-use crate::domain::comment::{Comment, CommentDraft};
-use crate::domain::label_change::LabelDraft;
 use crate::domain::operation::OperationKey;
-use crate::domain::patch::TicketUpdate;
-use crate::domain::precondition::TicketAt;
 use crate::domain::tenant::Actor;
-use crate::domain::ticket::TicketDraft;
-use crate::domain::transition::TransitionDraft;
+use crate::domain::violation::FieldViolation;
 use crate::outcome::{Outcome, Refusal};
 use crate::remote::Remote;
 use crate::store::group_commit::BoxFuture;
-use crate::write::WriteAction;
-use crate::write::remote::RemoteAction;
+use crate::write::{Reach, RemoteAction, RetrySafeWrite, WriteAction};
 
 use super::Kitchen;
 
+/// What [`Kitchen::write`] takes: every [`RetrySafeWrite`] of the kitchen's
+/// (the types in [`actions`](crate::actions)), and nothing else, since a
+/// write's rules (its transaction, its fingerprint) are the kitchen's.
+pub trait KitchenWrite: RetrySafeWrite + sealed::Sealed {
+    /// What is wrong with `request`, by field (empty when nothing is),
+    /// without reading or writing anything: the kitchen's own validation,
+    /// for a door that reports its own findings and the kitchen's at once.
+    fn violations(request: &Self::Request) -> Vec<FieldViolation>;
+
+    /// [`Kitchen::write`] for this action. Hidden: call that instead.
+    #[doc(hidden)]
+    fn perform<'k>(
+        kitchen: &'k Kitchen,
+        actor: Actor,
+        key: &'k OperationKey,
+        request: &'k Self::Request,
+    ) -> BoxFuture<'k, Result<Outcome<Self::Result>, KitchenError>>;
+}
+
+/// Seals [`KitchenWrite`]: only a `WriteAction` is one.
+mod sealed {
+    pub trait Sealed {}
+}
+
+impl<A: WriteAction> sealed::Sealed for A {}
+
+impl<A: WriteAction> KitchenWrite for A {
+    fn violations(request: &A::Request) -> Vec<FieldViolation> {
+        A::validate(request).err().unwrap_or_default()
+    }
+
+    fn perform<'k>(
+        kitchen: &'k Kitchen,
+        actor: Actor,
+        key: &'k OperationKey,
+        request: &'k A::Request,
+    ) -> BoxFuture<'k, Result<Outcome<A::Result>, KitchenError>> {
+        Box::pin(kitchen.perform::<A>(actor, key, request))
+    }
+}
+
 impl Kitchen {
-    /// Creates a ticket at most once per (tenant, `create_ticket`, key).
+    /// Does the write `W` (a type in [`actions`](crate::actions), e.g.
+    /// `kitchen.write::<CreateTicket>(actor, &key, &draft)`) at most once per
+    /// (tenant, `W::ACTION`, key).
     ///
-    /// The first attempt with a key commits the ticket and the operation
+    /// The first attempt with a key commits the write and the operation
     /// record in one transaction and answers [`Outcome::Created`]. Any later
     /// attempt with the same key and the same meaning answers
-    /// [`Outcome::Replayed`] with the original snapshot; with a different
-    /// meaning, [`Outcome::Conflict`]. An attempt racing the first waits for
-    /// it up to the wait bound, then replays, or answers
-    /// [`Outcome::InProgress`]. Invalid input answers [`Outcome::Invalid`]
-    /// without touching the database or the key. Every other write below
-    /// follows the same rules.
-    pub async fn create_ticket(
+    /// [`Outcome::Replayed`] with the original snapshot (even if what it
+    /// acted on changed since); with a different meaning,
+    /// [`Outcome::Conflict`]. An attempt racing the first waits for it up to
+    /// the wait bound, then replays, or answers [`Outcome::InProgress`].
+    /// Invalid input answers [`Outcome::Invalid`] and a refusal (a version
+    /// that moved on, a move the status machine forbids, a missing ticket)
+    /// [`Outcome::Refused`], both without using the key. On the remote
+    /// backend the write is done at the provider through the effect ledger,
+    /// and an action no provider has is refused
+    /// ([`Refusal::NotSupportedByProvider`]) before anything is read or
+    /// written.
+    pub async fn write<W: KitchenWrite>(
         &self,
         actor: impl Into<Actor>,
         key: &OperationKey,
-        draft: &TicketDraft,
-    ) -> Result<Outcome, KitchenError> {
-        self.write::<CreateTicket>(actor.into(), key, draft).await
-    }
-
-    /// Edits a ticket's title, description, priority or assignee, at most
-    /// once per (tenant, `update_ticket`, key). With an expected version,
-    /// refuses ([`Refusal::VersionMismatch`]) unless the ticket is still
-    /// at it. A replay answers the ticket as the first attempt left it,
-    /// even if it changed since.
-    pub async fn update_ticket(
-        &self,
-        actor: impl Into<Actor>,
-        key: &OperationKey,
-        update: &TicketUpdate,
-    ) -> Result<Outcome, KitchenError> {
-        self.write::<UpdateTicket>(actor.into(), key, update).await
-    }
-
-    /// Moves a ticket to another status, at most once per (tenant,
-    /// `transition_ticket`, key). A move the status machine does not allow
-    /// from where the ticket is answers [`Refusal::TransitionNotAllowed`].
-    /// `ticket` is a [`TicketId`](crate::TicketId) or, for a conditional move, a
-    /// [`TicketAt`] with the version expected: as for
-    /// [`Kitchen::update_ticket`], another version answers
-    /// [`Refusal::VersionMismatch`].
-    pub async fn transition_ticket(
-        &self,
-        actor: impl Into<Actor>,
-        key: &OperationKey,
-        ticket: impl Into<TicketAt>,
-        draft: &TransitionDraft,
-    ) -> Result<Outcome, KitchenError> {
-        self.write::<TransitionTicket>(actor.into(), key, &(ticket.into(), draft.clone()))
-            .await
-    }
-
-    /// Adds a comment to a ticket, at most once per (tenant, `add_comment`,
-    /// key). `ticket` is a [`TicketId`](crate::TicketId) or, for a conditional comment, a
-    /// [`TicketAt`]: another version answers [`Refusal::VersionMismatch`]
-    /// (a comment does not change the ticket's version itself).
-    pub async fn add_comment(
-        &self,
-        actor: impl Into<Actor>,
-        key: &OperationKey,
-        ticket: impl Into<TicketAt>,
-        draft: &CommentDraft,
-    ) -> Result<Outcome<Comment>, KitchenError> {
-        self.write::<AddComment>(actor.into(), key, &(ticket.into(), draft.clone()))
-            .await
-    }
-
-    /// Puts a label on a ticket, at most once per (tenant, `add_label`,
-    /// key). A label the ticket carries already changes nothing and still
-    /// uses the key; a ticket carrying as many labels as it may answers
-    /// [`Refusal::LabelLimitReached`]. `ticket` is a [`TicketId`](crate::TicketId) or a
-    /// [`TicketAt`], as for [`Kitchen::transition_ticket`]. Local only: the
-    /// remote backend answers [`Refusal::NotSupportedByProvider`].
-    pub async fn add_label(
-        &self,
-        actor: impl Into<Actor>,
-        key: &OperationKey,
-        ticket: impl Into<TicketAt>,
-        draft: &LabelDraft,
-    ) -> Result<Outcome, KitchenError> {
-        self.local_write::<AddLabel>(actor.into(), key, &(ticket.into(), draft.clone()))
-            .await
-    }
-
-    /// Takes a label off a ticket, at most once per (tenant,
-    /// `remove_label`, key). A label the ticket does not carry changes
-    /// nothing and still uses the key. Otherwise as [`Kitchen::add_label`].
-    pub async fn remove_label(
-        &self,
-        actor: impl Into<Actor>,
-        key: &OperationKey,
-        ticket: impl Into<TicketAt>,
-        draft: &LabelDraft,
-    ) -> Result<Outcome, KitchenError> {
-        self.local_write::<RemoveLabel>(actor.into(), key, &(ticket.into(), draft.clone()))
-            .await
+        request: &W::Request,
+    ) -> Result<Outcome<W::Result>, KitchenError> {
+        W::perform(self, actor.into(), key, request).await
     }
 
     /// Validates, then runs action `A` through the generic write path, or
-    /// on the remote backend through the effect ledger: for an action that
-    /// reaches a provider.
-    async fn write<A: RemoteAction>(
-        &self,
-        actor: Actor,
-        key: &OperationKey,
-        request: &A::Request,
-    ) -> Result<Outcome<A::Result>, KitchenError>
-    where
-        A::Request: Clone,
-    {
-        self.perform::<A>(actor, key, request, Some(send_remotely::<A>))
-            .await
-    }
-
-    /// Validates, then runs action `A` through the generic write path: for
-    /// an action with no counterpart at a provider (no [`RemoteAction`]),
-    /// which the remote backend refuses before anything is read or written.
-    async fn local_write<A: WriteAction>(
-        &self,
-        actor: Actor,
-        key: &OperationKey,
-        request: &A::Request,
-    ) -> Result<Outcome<A::Result>, KitchenError>
-    where
-        A::Request: Clone,
-    {
-        self.perform::<A>(actor, key, request, None).await
-    }
-
-    /// [`Kitchen::write`] and [`Kitchen::local_write`]: `remote` is how the
-    /// remote backend sends `A`, `None` when it cannot.
+    /// on the remote backend through the effect ledger if a provider can do
+    /// it.
     async fn perform<A: WriteAction>(
         &self,
         actor: Actor,
         key: &OperationKey,
         request: &A::Request,
-        remote: Option<SendRemotely<A>>,
-    ) -> Result<Outcome<A::Result>, KitchenError>
-    where
-        A::Request: Clone,
-    {
+    ) -> Result<Outcome<A::Result>, KitchenError> {
+        let remote = A::reach(SendVia);
         if let (Backend::Remote(_), None) = (&self.backend, remote) {
             return Ok(Outcome::Refused(Refusal::NotSupportedByProvider {
                 action: A::ACTION,
@@ -214,9 +139,28 @@ type SendRemotely<A> =
         Remote,
         Actor,
         OperationKey,
-        <A as WriteAction>::Request,
+        <A as RetrySafeWrite>::Request,
         <A as WriteAction>::Command,
-    ) -> BoxFuture<'static, Result<Outcome<<A as WriteAction>::Result>, KitchenError>>;
+    ) -> BoxFuture<'static, Result<Outcome<<A as RetrySafeWrite>::Result>, KitchenError>>;
+
+/// Asks an action how the remote backend sends it: [`SendRemotely`], or
+/// `None` for one no provider can do.
+struct SendVia;
+
+impl<A: WriteAction> Reach<A> for SendVia {
+    type Out = Option<SendRemotely<A>>;
+
+    fn here_only(self) -> Self::Out {
+        None
+    }
+
+    fn provider(self) -> Self::Out
+    where
+        A: RemoteAction,
+    {
+        Some(send_remotely::<A>)
+    }
+}
 
 /// [`SendRemotely`] for an action that reaches a provider.
 fn send_remotely<A: RemoteAction>(

@@ -25,8 +25,8 @@ use crate::domain::ticket::truncate_to_micros;
 use crate::provider::{EffectKind, Lookup, ProviderEffect, ProviderReceipt, unix_ms};
 use crate::store::effects::{self, Lease, Made, OperationId};
 use crate::store::{self, ledger, settlements, write};
+use crate::write::RemoteAction;
 use crate::write::WriteResult;
-use crate::write::remote::RemoteAction;
 
 impl Remote {
     /// Carries out `order` on the effect of `scope`, of action `A`.

@@ -56,8 +56,8 @@ use crate::provider::{RemoteSettings, TicketProvider, unix_ms};
 use crate::store::effects::{self, Lease, OperationId, WriteAhead, WriteAheadClaim};
 use crate::store::ledger;
 use crate::store::{self, Db};
+use crate::write::RemoteAction;
 use crate::write::keys::{KeyRules, TakenKey};
-use crate::write::remote::RemoteAction;
 
 /// Added to one call's timeout to make a lease: room for the database
 /// writes around the call (a few milliseconds each).

@@ -16,7 +16,7 @@ use crate::provider::{ProviderReceipt, unix_ms};
 use crate::store::effects::{self, AttemptStart, NewAttempt, OperationId, Settle};
 use crate::store::ledger;
 use crate::store::{self, write};
-use crate::write::remote::RemoteAction;
+use crate::write::RemoteAction;
 use crate::write::{WriteAction, WriteContext, WriteResult};
 
 use super::work::{Job, in_progress};

@@ -4,17 +4,12 @@
 //! settling (or, when it finds nothing to do, by releasing it).
 //!
 //! Written once for every action (`RemoteAction`): the reconciler, which
-//! knows an effect only by its scope, picks the action's type in
-//! [`worker`], the one place the remote backend turns an action's name
-//! into its type.
+//! knows an effect only by its scope, finds the action's type through
+//! [`worker`] (`crate::actions::with_type` turns a name into a type).
 
 use time::OffsetDateTime;
 
 use super::Remote;
-use crate::actions::add_comment::AddComment;
-use crate::actions::create_ticket::CreateTicket;
-use crate::actions::transition_ticket::TransitionTicket;
-use crate::actions::update_ticket::UpdateTicket;
 use crate::domain::action::Action;
 use crate::domain::effect::{AttemptKind, AttemptResult, ExternalRef, FinishedAttempt, Trigger};
 use crate::domain::operation::{OperationRecord, OperationState};
@@ -30,8 +25,7 @@ use crate::store::effects::{self, AttemptStart, Lease, OperationId};
 use crate::store::group_commit::BoxFuture;
 use crate::store::ledger;
 use crate::store::rows::EffectRow;
-use crate::write::WriteAction;
-use crate::write::remote::RemoteAction;
+use crate::write::{ForAction, Reach, RemoteAction, WriteAction};
 use crate::{KitchenError, rfc3339};
 
 /// One effect of action `A`, as a lease holder works on it.
@@ -91,19 +85,38 @@ impl Worker {
     }
 }
 
-/// The one place the remote backend turns an action's name into its type:
-/// how it works on an effect of `action` it finds in the ledger. `None` for
-/// an action with no `RemoteAction`: the remote backend refuses it before
-/// anything is written (`Refusal::NotSupportedByProvider`), so no effect of
-/// it is ever written ahead.
+/// How the remote backend works on an effect of `action` it finds in the
+/// ledger. `None` for an action no provider can do: the remote backend
+/// refuses it before anything is written (`Refusal::NotSupportedByProvider`),
+/// so no effect of it is ever written ahead.
 pub(crate) fn worker(action: Action) -> Option<Worker> {
-    Some(match action {
-        Action::CreateTicket => Worker::of::<CreateTicket>(),
-        Action::UpdateTicket => Worker::of::<UpdateTicket>(),
-        Action::TransitionTicket => Worker::of::<TransitionTicket>(),
-        Action::AddComment => Worker::of::<AddComment>(),
-        Action::AddLabel | Action::RemoveLabel => return None,
-    })
+    crate::actions::with_type(action, WorkerOf)
+}
+
+/// [`worker`], for one action's type.
+struct WorkerOf;
+
+impl ForAction for WorkerOf {
+    type Out = Option<Worker>;
+
+    fn with<A: WriteAction>(self) -> Option<Worker> {
+        A::reach(WorkerOf)
+    }
+}
+
+impl<A: WriteAction> Reach<A> for WorkerOf {
+    type Out = Option<Worker>;
+
+    fn here_only(self) -> Option<Worker> {
+        None
+    }
+
+    fn provider(self) -> Option<Worker>
+    where
+        A: RemoteAction,
+    {
+        Some(Worker::of::<A>())
+    }
 }
 
 fn work_named<A: RemoteAction>(

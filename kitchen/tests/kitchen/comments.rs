@@ -1,5 +1,6 @@
 //! `add_comment` and the comment reads.
 
+use kitchen::actions::{AddComment, CreateTicket, UpdateTicket};
 use kitchen::testing::{TestDatabase, tenant_with_token};
 use kitchen::{Action, CommentDraft, MAX_COMMENT_CHARS, PageSize, Refusal};
 
@@ -14,7 +15,7 @@ async fn a_replay_returns_the_first_comment_even_after_more_were_added(db: TestD
     let key = fresh_key();
     let first = created(
         desk.kitchen
-            .add_comment(desk.actor, &key, id, &say("Looking into it"))
+            .write::<AddComment>(desk.actor, &key, &(id.into(), say("Looking into it")))
             .await
             .expect("comment"),
     );
@@ -23,13 +24,13 @@ async fn a_replay_returns_the_first_comment_even_after_more_were_added(db: TestD
     assert_eq!(first.operation.ticket_id, Some(id));
     created(
         desk.kitchen
-            .add_comment(desk.actor, &fresh_key(), id, &say("Found it"))
+            .write::<AddComment>(desk.actor, &fresh_key(), &(id.into(), say("Found it")))
             .await
             .expect("comment"),
     );
     created(
         desk.kitchen
-            .update_ticket(
+            .write::<UpdateTicket>(
                 desk.actor,
                 &fresh_key(),
                 &update(id, r#"{"priority": "high"}"#),
@@ -39,7 +40,7 @@ async fn a_replay_returns_the_first_comment_even_after_more_were_added(db: TestD
     );
     let again = replayed(
         desk.kitchen
-            .add_comment(desk.actor, &key, id, &say("Looking into it"))
+            .write::<AddComment>(desk.actor, &key, &(id.into(), say("Looking into it")))
             .await
             .expect("retry"),
     );
@@ -61,7 +62,11 @@ async fn a_comment_is_not_an_edit(db: TestDatabase) {
     let desk = Desk::new(&db).await;
     created(
         desk.kitchen
-            .add_comment(desk.actor, &fresh_key(), desk.ticket.id, &say("Noted"))
+            .write::<AddComment>(
+                desk.actor,
+                &fresh_key(),
+                &(desk.ticket.id.into(), say("Noted")),
+            )
             .await
             .expect("comment"),
     );
@@ -77,7 +82,7 @@ async fn the_same_key_with_another_command_conflicts(db: TestDatabase) {
     let id = desk.ticket.id;
     let other = created(
         desk.kitchen
-            .create_ticket(desk.actor, &fresh_key(), &draft("ops", "Other"))
+            .write::<CreateTicket>(desk.actor, &fresh_key(), &draft("ops", "Other"))
             .await
             .expect("create"),
     )
@@ -85,7 +90,7 @@ async fn the_same_key_with_another_command_conflicts(db: TestDatabase) {
     let key = fresh_key();
     let first = created(
         desk.kitchen
-            .add_comment(desk.actor, &key, id, &say("First"))
+            .write::<AddComment>(desk.actor, &key, &(id.into(), say("First")))
             .await
             .expect("comment"),
     );
@@ -95,7 +100,7 @@ async fn the_same_key_with_another_command_conflicts(db: TestDatabase) {
     ] {
         let original = conflict(
             desk.kitchen
-                .add_comment(desk.actor, &key, ticket, &say(body))
+                .write::<AddComment>(desk.actor, &key, &(ticket.into(), say(body)))
                 .await
                 .expect("retry"),
         );
@@ -119,7 +124,7 @@ async fn an_invalid_comment_writes_nothing_and_leaves_the_key_unused(db: TestDat
     ] {
         let violations = invalid(
             desk.kitchen
-                .add_comment(desk.actor, &key, id, &request)
+                .write::<AddComment>(desk.actor, &key, &(id.into(), request.clone()))
                 .await
                 .expect("comment"),
         );
@@ -135,7 +140,7 @@ async fn an_invalid_comment_writes_nothing_and_leaves_the_key_unused(db: TestDat
     let longest = "é".repeat(MAX_COMMENT_CHARS);
     let made = created(
         desk.kitchen
-            .add_comment(desk.actor, &key, id, &say(&longest))
+            .write::<AddComment>(desk.actor, &key, &(id.into(), say(&longest)))
             .await
             .expect("comment"),
     );
@@ -147,11 +152,10 @@ async fn an_unknown_or_foreign_ticket_is_not_found(db: TestDatabase) {
     let (globex, _) = tenant_with_token(&desk.kitchen, "globex").await;
     let mine = created(
         desk.kitchen
-            .add_comment(
+            .write::<AddComment>(
                 desk.actor,
                 &fresh_key(),
-                desk.ticket.id,
-                &say("Internal note"),
+                &(desk.ticket.id.into(), say("Internal note")),
             )
             .await
             .expect("comment"),
@@ -165,7 +169,7 @@ async fn an_unknown_or_foreign_ticket_is_not_found(db: TestDatabase) {
         assert_eq!(
             refused(
                 desk.kitchen
-                    .add_comment(who, &key, ticket, &say("Hello"))
+                    .write::<AddComment>(who, &key, &(ticket.into(), say("Hello")))
                     .await
                     .expect("comment"),
             ),
@@ -203,7 +207,7 @@ async fn comments_page_oldest_first(db: TestDatabase) {
     let id = desk.ticket.id;
     let other = created(
         desk.kitchen
-            .create_ticket(desk.actor, &fresh_key(), &draft("ops", "Other"))
+            .write::<CreateTicket>(desk.actor, &fresh_key(), &draft("ops", "Other"))
             .await
             .expect("create"),
     )
@@ -213,7 +217,11 @@ async fn comments_page_oldest_first(db: TestDatabase) {
         made.push(
             created(
                 desk.kitchen
-                    .add_comment(desk.actor, &fresh_key(), id, &say(&format!("Comment {i}")))
+                    .write::<AddComment>(
+                        desk.actor,
+                        &fresh_key(),
+                        &(id.into(), say(&format!("Comment {i}"))),
+                    )
                     .await
                     .expect("comment"),
             )
@@ -222,7 +230,11 @@ async fn comments_page_oldest_first(db: TestDatabase) {
         // Another ticket's comments in between must not show up.
         created(
             desk.kitchen
-                .add_comment(desk.actor, &fresh_key(), other.id, &say("Elsewhere"))
+                .write::<AddComment>(
+                    desk.actor,
+                    &fresh_key(),
+                    &(other.id.into(), say("Elsewhere")),
+                )
                 .await
                 .expect("comment"),
         );

@@ -1,5 +1,6 @@
 //! Attempts that race each other.
 
+use kitchen::actions::CreateTicket;
 use std::collections::HashSet;
 
 use kitchen::testing::{TestDatabase, tenant_with_token};
@@ -17,7 +18,11 @@ async fn concurrent_identical_creates_make_one_ticket(db: TestDatabase) {
 
     let attempts = (0..RACERS).map(|_| {
         let (kitchen, key, request) = (kitchen.clone(), key.clone(), request.clone());
-        tokio::spawn(async move { kitchen.create_ticket(tenant.id, &key, &request).await })
+        tokio::spawn(async move {
+            kitchen
+                .write::<CreateTicket>(tenant.id, &key, &request)
+                .await
+        })
     });
     let mut created = 0;
     let mut ids = HashSet::new();
@@ -48,7 +53,7 @@ async fn concurrent_creates_with_different_keys_make_one_ticket_each(db: TestDat
         let kitchen = kitchen.clone();
         tokio::spawn(async move {
             kitchen
-                .create_ticket(
+                .write::<CreateTicket>(
                     tenant.id,
                     &fresh_key(),
                     &draft("ops", &format!("Ticket {i}")),

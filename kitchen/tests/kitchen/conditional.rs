@@ -5,6 +5,7 @@
 //! version is part of what the key means; a retry of a write that succeeded
 //! replays even though its own effect moved the ticket on. On both backends.
 
+use kitchen::actions::{AddComment, TransitionTicket, UpdateTicket};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -34,7 +35,7 @@ async fn changed_behind_the_callers_back(desk: &Desk) {
     let id = desk.ticket.id;
     let changed = created(
         desk.kitchen
-            .update_ticket(desk.actor, &fresh_key(), &update(id, r#"{"title": "B"}"#))
+            .write::<UpdateTicket>(desk.actor, &fresh_key(), &update(id, r#"{"title": "B"}"#))
             .await
             .expect("update"),
     );
@@ -55,7 +56,11 @@ async fn stale_version_refused(desk: &Desk) {
     assert_eq!(
         refused(
             desk.kitchen
-                .transition_ticket(desk.actor, &move_key, at(id, 1), &move_to("in_progress"))
+                .write::<TransitionTicket>(
+                    desk.actor,
+                    &move_key,
+                    &((at(id, 1)), move_to("in_progress"))
+                )
                 .await
                 .expect("move"),
         ),
@@ -64,7 +69,7 @@ async fn stale_version_refused(desk: &Desk) {
     assert_eq!(
         refused(
             desk.kitchen
-                .add_comment(desk.actor, &comment_key, at(id, 1), &say("Seen it"))
+                .write::<AddComment>(desk.actor, &comment_key, &((at(id, 1)), say("Seen it")))
                 .await
                 .expect("comment"),
         ),
@@ -80,7 +85,11 @@ async fn stale_version_refused(desk: &Desk) {
     // passes.
     let moved = created(
         desk.kitchen
-            .transition_ticket(desk.actor, &move_key, at(id, 2), &move_to("in_progress"))
+            .write::<TransitionTicket>(
+                desk.actor,
+                &move_key,
+                &((at(id, 2)), move_to("in_progress")),
+            )
             .await
             .expect("move"),
     );
@@ -88,7 +97,7 @@ async fn stale_version_refused(desk: &Desk) {
     assert_eq!(moved.result.version, version(3));
     let comment = created(
         desk.kitchen
-            .add_comment(desk.actor, &comment_key, at(id, 3), &say("Seen it"))
+            .write::<AddComment>(desk.actor, &comment_key, &((at(id, 3)), say("Seen it")))
             .await
             .expect("comment"),
     );
@@ -114,7 +123,7 @@ async fn the_version_is_checked_before_the_move_itself(db: TestDatabase) {
     assert_eq!(
         refused(
             desk.kitchen
-                .transition_ticket(desk.actor, &key, at(id, 1), &move_to("closed"))
+                .write::<TransitionTicket>(desk.actor, &key, &((at(id, 1)), move_to("closed")))
                 .await
                 .expect("move"),
         ),
@@ -133,13 +142,17 @@ async fn retry_replays(desk: &Desk) {
     let (comment_key, move_key) = (fresh_key(), fresh_key());
     let comment = created(
         desk.kitchen
-            .add_comment(desk.actor, &comment_key, at(id, 1), &say("On it"))
+            .write::<AddComment>(desk.actor, &comment_key, &((at(id, 1)), say("On it")))
             .await
             .expect("comment"),
     );
     let moved = created(
         desk.kitchen
-            .transition_ticket(desk.actor, &move_key, at(id, 1), &move_to("in_progress"))
+            .write::<TransitionTicket>(
+                desk.actor,
+                &move_key,
+                &((at(id, 1)), move_to("in_progress")),
+            )
             .await
             .expect("move"),
     );
@@ -147,14 +160,18 @@ async fn retry_replays(desk: &Desk) {
     for _ in 0..2 {
         let again = replayed(
             desk.kitchen
-                .transition_ticket(desk.actor, &move_key, at(id, 1), &move_to("in_progress"))
+                .write::<TransitionTicket>(
+                    desk.actor,
+                    &move_key,
+                    &((at(id, 1)), move_to("in_progress")),
+                )
                 .await
                 .expect("retry"),
         );
         assert_eq!(again.snapshot, moved.snapshot);
         let again = replayed(
             desk.kitchen
-                .add_comment(desk.actor, &comment_key, at(id, 1), &say("On it"))
+                .write::<AddComment>(desk.actor, &comment_key, &((at(id, 1)), say("On it")))
                 .await
                 .expect("retry"),
         );
@@ -179,14 +196,14 @@ async fn the_expected_version_is_part_of_what_the_key_means(db: TestDatabase) {
     let key = fresh_key();
     created(
         desk.kitchen
-            .transition_ticket(desk.actor, &key, at(id, 1), &move_to("in_progress"))
+            .write::<TransitionTicket>(desk.actor, &key, &((at(id, 1)), move_to("in_progress")))
             .await
             .expect("move"),
     );
     for other in [TicketAt::from(id), at(id, 2)] {
         conflict(
             desk.kitchen
-                .transition_ticket(desk.actor, &key, other, &move_to("in_progress"))
+                .write::<TransitionTicket>(desk.actor, &key, &(other, move_to("in_progress")))
                 .await
                 .expect("move"),
         );
@@ -194,19 +211,19 @@ async fn the_expected_version_is_part_of_what_the_key_means(db: TestDatabase) {
     let key = fresh_key();
     created(
         desk.kitchen
-            .add_comment(desk.actor, &key, id, &say("Hello"))
+            .write::<AddComment>(desk.actor, &key, &(id.into(), say("Hello")))
             .await
             .expect("comment"),
     );
     conflict(
         desk.kitchen
-            .add_comment(desk.actor, &key, at(id, 2), &say("Hello"))
+            .write::<AddComment>(desk.actor, &key, &((at(id, 2)), say("Hello")))
             .await
             .expect("comment"),
     );
     replayed(
         desk.kitchen
-            .add_comment(desk.actor, &key, id, &say("Hello"))
+            .write::<AddComment>(desk.actor, &key, &(id.into(), say("Hello")))
             .await
             .expect("comment"),
     );
@@ -244,13 +261,13 @@ async fn the_remote_backend_refuses_a_stale_version_before_sending(db: TestDatab
     for refusal in [
         refused(
             desk.kitchen
-                .transition_ticket(desk.actor, &key, at(id, 1), &move_to("in_progress"))
+                .write::<TransitionTicket>(desk.actor, &key, &((at(id, 1)), move_to("in_progress")))
                 .await
                 .expect("move"),
         ),
         refused(
             desk.kitchen
-                .add_comment(desk.actor, &key, at(id, 1), &say("Seen it"))
+                .write::<AddComment>(desk.actor, &key, &((at(id, 1)), say("Seen it")))
                 .await
                 .expect("comment"),
         ),

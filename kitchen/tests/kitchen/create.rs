@@ -1,5 +1,6 @@
 //! The rules of a single create, one attempt after another.
 
+use kitchen::actions::CreateTicket;
 use std::time::Duration;
 
 use kitchen::testing::{TestDatabase, tenant_with_token};
@@ -15,13 +16,13 @@ async fn same_key_and_payload_twice_replays_the_original(db: TestDatabase) {
 
     let first = created(
         kitchen
-            .create_ticket(tenant.id, &key, &request)
+            .write::<CreateTicket>(tenant.id, &key, &request)
             .await
             .expect("create"),
     );
     let second = replayed(
         kitchen
-            .create_ticket(tenant.id, &key, &request)
+            .write::<CreateTicket>(tenant.id, &key, &request)
             .await
             .expect("retry"),
     );
@@ -42,7 +43,7 @@ async fn same_meaning_in_another_shape_replays(db: TestDatabase) {
     let key = fresh_key();
     let first = created(
         kitchen
-            .create_ticket(tenant.id, &key, &draft("ops", "Disk full"))
+            .write::<CreateTicket>(tenant.id, &key, &draft("ops", "Disk full"))
             .await
             .expect("create"),
     );
@@ -54,7 +55,7 @@ async fn same_meaning_in_another_shape_replays(db: TestDatabase) {
     };
     let again = replayed(
         kitchen
-            .create_ticket(tenant.id, &key, &explicit)
+            .write::<CreateTicket>(tenant.id, &key, &explicit)
             .await
             .expect("retry"),
     );
@@ -68,7 +69,7 @@ async fn same_key_with_a_changed_request_conflicts(db: TestDatabase) {
     let key = fresh_key();
     let first = created(
         kitchen
-            .create_ticket(tenant.id, &key, &draft("ops", "Disk full"))
+            .write::<CreateTicket>(tenant.id, &key, &draft("ops", "Disk full"))
             .await
             .expect("create"),
     );
@@ -77,7 +78,7 @@ async fn same_key_with_a_changed_request_conflicts(db: TestDatabase) {
         ..draft("ops", "Disk full")
     };
     match kitchen
-        .create_ticket(tenant.id, &key, &changed)
+        .write::<CreateTicket>(tenant.id, &key, &changed)
         .await
         .expect("retry")
     {
@@ -106,13 +107,13 @@ async fn same_key_under_another_tenant_is_a_separate_ticket(db: TestDatabase) {
 
     let a = created(
         kitchen
-            .create_ticket(acme.id, &key, &request)
+            .write::<CreateTicket>(acme.id, &key, &request)
             .await
             .expect("acme"),
     );
     let g = created(
         kitchen
-            .create_ticket(globex.id, &key, &request)
+            .write::<CreateTicket>(globex.id, &key, &request)
             .await
             .expect("globex"),
     );
@@ -141,7 +142,7 @@ async fn invalid_input_writes_nothing_and_keeps_the_key_free(db: TestDatabase) {
         ..draft("Ops Team", "x")
     };
     match kitchen
-        .create_ticket(tenant.id, &key, &bad)
+        .write::<CreateTicket>(tenant.id, &key, &bad)
         .await
         .expect("create")
     {
@@ -160,7 +161,7 @@ async fn invalid_input_writes_nothing_and_keeps_the_key_free(db: TestDatabase) {
 
     created(
         kitchen
-            .create_ticket(tenant.id, &key, &draft("ops-team", "Corrected"))
+            .write::<CreateTicket>(tenant.id, &key, &draft("ops-team", "Corrected"))
             .await
             .expect("create"),
     );
@@ -181,7 +182,7 @@ async fn the_operation_record_tells_what_happened(db: TestDatabase) {
     );
     let receipt = created(
         kitchen
-            .create_ticket(tenant.id, &key, &draft("ops", "Disk full"))
+            .write::<CreateTicket>(tenant.id, &key, &draft("ops", "Disk full"))
             .await
             .expect("create"),
     );
@@ -234,7 +235,9 @@ async fn a_holder_past_the_wait_bound_yields_in_progress(db: TestDatabase) {
     let holder = kitchen.hold_key_for_test(tenant.id, &key).await;
     assert_held(
         db.backend(),
-        kitchen.create_ticket(tenant.id, &key, &request).await,
+        kitchen
+            .write::<CreateTicket>(tenant.id, &key, &request)
+            .await,
     );
     holder.roll_back().await;
 
@@ -249,7 +252,7 @@ async fn a_holder_past_the_wait_bound_yields_in_progress(db: TestDatabase) {
     assert_eq!(ticket_count(&kitchen, tenant.id).await, 0);
     created(
         kitchen
-            .create_ticket(tenant.id, &key, &request)
+            .write::<CreateTicket>(tenant.id, &key, &request)
             .await
             .expect("create"),
     );

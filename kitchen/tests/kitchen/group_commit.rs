@@ -5,6 +5,7 @@
 //! Each test holds the writer while it queues its writes, so the group is
 //! exactly those writes, then lets it go.
 
+use kitchen::actions::{CreateTicket, TransitionTicket, UpdateTicket};
 use std::collections::HashSet;
 use std::time::Duration;
 
@@ -38,7 +39,7 @@ fn create(
     d: TicketDraft,
 ) -> Answer {
     let (kitchen, key) = (kitchen.clone(), key.clone());
-    tokio::spawn(async move { kitchen.create_ticket(tenant, &key, &d).await })
+    tokio::spawn(async move { kitchen.write::<CreateTicket>(tenant, &key, &d).await })
 }
 
 async fn answer(task: Answer) -> Result<Outcome<Ticket>, KitchenError> {
@@ -124,7 +125,7 @@ async fn a_refusal_in_a_group_leaves_the_others_alone(db: TestDatabase) {
     let (tenant, _) = tenant_with_token(&kitchen, "acme").await;
     let existing = created(
         kitchen
-            .create_ticket(tenant.id, &fresh_key(), &draft("ops", "Existing"))
+            .write::<CreateTicket>(tenant.id, &fresh_key(), &draft("ops", "Existing"))
             .await
             .expect("create"),
     )
@@ -144,7 +145,7 @@ async fn a_refusal_in_a_group_leaves_the_others_alone(db: TestDatabase) {
         let (kitchen, key) = (kitchen.clone(), missing.clone());
         tokio::spawn(async move {
             let edit = update(unknown_ticket(), r#"{"title": "Nobody"}"#);
-            kitchen.update_ticket(tenant.id, &key, &edit).await
+            kitchen.write::<UpdateTicket>(tenant.id, &key, &edit).await
         })
     };
     until_queued(&kitchen, 2).await;
@@ -194,7 +195,11 @@ fn transition(
     to: TransitionDraft,
 ) -> Answer {
     let (kitchen, key) = (kitchen.clone(), key.clone());
-    tokio::spawn(async move { kitchen.transition_ticket(tenant, &key, ticket, &to).await })
+    tokio::spawn(async move {
+        kitchen
+            .write::<TransitionTicket>(tenant, &key, &(ticket.into(), to.clone()))
+            .await
+    })
 }
 
 async fn a_failing_statement_fails_its_own_write_alone(db: TestDatabase) {
@@ -265,7 +270,7 @@ async fn no_write_is_answered_before_its_group_commits(db: TestDatabase) {
     // Nothing was acknowledged, so the retry is safe, and makes the ticket.
     created(
         kitchen
-            .create_ticket(tenant.id, &innocent, &request)
+            .write::<CreateTicket>(tenant.id, &innocent, &request)
             .await
             .expect("the retry commits"),
     );
@@ -313,7 +318,7 @@ async fn a_held_key_past_the_wait_bound_answers_in_progress(db: TestDatabase) {
 
     created(
         kitchen
-            .create_ticket(tenant.id, &held, &draft("ops", "Held"))
+            .write::<CreateTicket>(tenant.id, &held, &draft("ops", "Held"))
             .await
             .expect("create once the holder is gone"),
     );
@@ -350,7 +355,7 @@ async fn close_lets_the_queued_writes_finish(db: TestDatabase) {
         );
     }
     let late = kitchen
-        .create_ticket(tenant.id, &fresh_key(), &draft("ops", "Late"))
+        .write::<CreateTicket>(tenant.id, &fresh_key(), &draft("ops", "Late"))
         .await;
     assert!(
         late.is_err(),
@@ -374,7 +379,7 @@ async fn a_full_disk_fails_the_write_and_the_next_one_commits(db: TestDatabase) 
     let (tenant, _) = tenant_with_token(&kitchen, "acme").await;
     created(
         kitchen
-            .create_ticket(tenant.id, &fresh_key(), &draft("ops", "Before"))
+            .write::<CreateTicket>(tenant.id, &fresh_key(), &draft("ops", "Before"))
             .await
             .expect("create before the disk fills"),
     );
@@ -384,7 +389,7 @@ async fn a_full_disk_fails_the_write_and_the_next_one_commits(db: TestDatabase) 
         ..draft("ops", "Too big")
     };
     let key = fresh_key();
-    let full = kitchen.create_ticket(tenant.id, &key, &big).await;
+    let full = kitchen.write::<CreateTicket>(tenant.id, &key, &big).await;
     let fault = full.as_ref().err().and_then(|e| e.storage_fault());
     assert_eq!(
         fault,
@@ -402,14 +407,14 @@ async fn a_full_disk_fails_the_write_and_the_next_one_commits(db: TestDatabase) 
     for title in ["After 1", "After 2"] {
         created(
             kitchen
-                .create_ticket(tenant.id, &fresh_key(), &draft("ops", title))
+                .write::<CreateTicket>(tenant.id, &fresh_key(), &draft("ops", title))
                 .await
                 .expect("the writer serves again"),
         );
     }
     created(
         kitchen
-            .create_ticket(tenant.id, &key, &big)
+            .write::<CreateTicket>(tenant.id, &key, &big)
             .await
             .expect("the refused write, retried with its key"),
     );

@@ -1,6 +1,7 @@
 //! A ticket's history: one entry per write that changed something, in the
 //! write's own transaction; none for a replay, a refusal or a no-op.
 
+use kitchen::actions::{AddComment, CreateTicket, TransitionTicket, UpdateTicket};
 use kitchen::testing::{TestDatabase, tenant_with_token};
 use kitchen::{Action, Actor, HistoryEntry, OperationKey, PageSize, TicketDraft, TransitionDraft};
 use serde_json::{Value, json};
@@ -50,7 +51,7 @@ async fn each_write_adds_one_entry_saying_what_changed(db: TestDatabase) {
 
     let made = created(
         desk.kitchen
-            .create_ticket(desk.actor, &key("history-create"), &create_request)
+            .write::<CreateTicket>(desk.actor, &key("history-create"), &create_request)
             .await
             .expect("create"),
     );
@@ -61,23 +62,26 @@ async fn each_write_adds_one_entry_saying_what_changed(db: TestDatabase) {
     );
     let edited = created(
         desk.kitchen
-            .update_ticket(desk.actor, &key("history-update"), &update_request)
+            .write::<UpdateTicket>(desk.actor, &key("history-update"), &update_request)
             .await
             .expect("update"),
     );
     let moved = created(
         desk.kitchen
-            .transition_ticket(desk.actor, &key("history-move"), id, &move_request)
+            .write::<TransitionTicket>(
+                desk.actor,
+                &key("history-move"),
+                &(id.into(), move_request.clone()),
+            )
             .await
             .expect("move"),
     );
     let commented = created(
         desk.kitchen
-            .add_comment(
+            .write::<AddComment>(
                 desk.actor,
                 &key("history-comment"),
-                id,
-                &say("Looking into it"),
+                &(id.into(), say("Looking into it")),
             )
             .await
             .expect("comment"),
@@ -134,29 +138,32 @@ async fn each_write_adds_one_entry_saying_what_changed(db: TestDatabase) {
     // Retries replay and add nothing.
     replayed(
         desk.kitchen
-            .create_ticket(desk.actor, &key("history-create"), &create_request)
+            .write::<CreateTicket>(desk.actor, &key("history-create"), &create_request)
             .await
             .expect("retry"),
     );
     replayed(
         desk.kitchen
-            .update_ticket(desk.actor, &key("history-update"), &update_request)
+            .write::<UpdateTicket>(desk.actor, &key("history-update"), &update_request)
             .await
             .expect("retry"),
     );
     replayed(
         desk.kitchen
-            .transition_ticket(desk.actor, &key("history-move"), id, &move_request)
+            .write::<TransitionTicket>(
+                desk.actor,
+                &key("history-move"),
+                &(id.into(), move_request.clone()),
+            )
             .await
             .expect("retry"),
     );
     replayed(
         desk.kitchen
-            .add_comment(
+            .write::<AddComment>(
                 desk.actor,
                 &key("history-comment"),
-                id,
-                &say("Looking into it"),
+                &(id.into(), say("Looking into it")),
             )
             .await
             .expect("retry"),
@@ -164,13 +171,13 @@ async fn each_write_adds_one_entry_saying_what_changed(db: TestDatabase) {
     // Neither do a refusal and a write that changes nothing.
     refused(
         desk.kitchen
-            .transition_ticket(desk.actor, &fresh_key(), id, &move_to("closed"))
+            .write::<TransitionTicket>(desk.actor, &fresh_key(), &(id.into(), move_to("closed")))
             .await
             .expect("move"),
     );
     created(
         desk.kitchen
-            .update_ticket(
+            .write::<UpdateTicket>(
                 desk.actor,
                 &fresh_key(),
                 &update(id, r#"{"assignee": "Ada"}"#),
@@ -198,7 +205,7 @@ async fn a_writer_without_a_token_is_recorded_without_one(db: TestDatabase) {
     let tenant_only = Actor::from(desk.tenant.id);
     created(
         desk.kitchen
-            .update_ticket(tenant_only, &fresh_key(), &update(id, r#"{"title": "A"}"#))
+            .write::<UpdateTicket>(tenant_only, &fresh_key(), &update(id, r#"{"title": "A"}"#))
             .await
             .expect("update"),
     );
@@ -215,7 +222,7 @@ async fn history_pages_oldest_first(db: TestDatabase) {
     for i in 2..=7 {
         created(
             desk.kitchen
-                .update_ticket(
+                .write::<UpdateTicket>(
                     desk.actor,
                     &fresh_key(),
                     &update(id, &format!(r#"{{"title": "Version {i}"}}"#)),

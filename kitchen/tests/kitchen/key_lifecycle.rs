@@ -4,6 +4,7 @@
 //! the sweep only reclaims space, never touches an unsettled effect, and
 //! two sweepers share the work without waiting for each other.
 
+use kitchen::actions::{AddComment, CreateTicket, TransitionTicket, UpdateTicket};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -78,7 +79,7 @@ async fn a_create_key_replays_then_expires_then_is_forgotten(db: TestDatabase) {
     let key = fresh_key();
     let request = draft("ops", "Printer on fire");
     let first = created(
-        k.create_ticket(desk.actor, &key, &request)
+        k.write::<CreateTicket>(desk.actor, &key, &request)
             .await
             .expect("create"),
     );
@@ -101,7 +102,7 @@ async fn a_create_key_replays_then_expires_then_is_forgotten(db: TestDatabase) {
     // The last moment of the window still replays, byte for byte.
     clock.set(op.replayable_until - time::Duration::MICROSECOND);
     let again = replayed(
-        k.create_ticket(desk.actor, &key, &request)
+        k.write::<CreateTicket>(desk.actor, &key, &request)
             .await
             .expect("retry"),
     );
@@ -109,7 +110,7 @@ async fn a_create_key_replays_then_expires_then_is_forgotten(db: TestDatabase) {
 
     // Someone changes the ticket; then the window closes.
     created(
-        k.update_ticket(
+        k.write::<UpdateTicket>(
             desk.actor,
             &fresh_key(),
             &update(first.result.id, r#"{"priority": "urgent"}"#),
@@ -119,7 +120,7 @@ async fn a_create_key_replays_then_expires_then_is_forgotten(db: TestDatabase) {
     );
     clock.set(op.replayable_until);
     let late = expired(
-        k.create_ticket(desk.actor, &key, &request)
+        k.write::<CreateTicket>(desk.actor, &key, &request)
             .await
             .expect("late retry"),
     );
@@ -133,7 +134,7 @@ async fn a_create_key_replays_then_expires_then_is_forgotten(db: TestDatabase) {
     assert_eq!(late.operation.created_at, op.created_at);
     assert_eq!(late.operation.replayable_until, op.replayable_until);
     let other = conflict(
-        k.create_ticket(desk.actor, &key, &draft("ops", "Another printer"))
+        k.write::<CreateTicket>(desk.actor, &key, &draft("ops", "Another printer"))
             .await
             .expect("other request"),
     );
@@ -168,13 +169,13 @@ async fn a_create_key_replays_then_expires_then_is_forgotten(db: TestDatabase) {
     assert_eq!(record.fingerprint, op.fingerprint);
     assert!(record.tombstoned_at.is_some());
     let swept = expired(
-        k.create_ticket(desk.actor, &key, &request)
+        k.write::<CreateTicket>(desk.actor, &key, &request)
             .await
             .expect("retry"),
     );
     assert_eq!(swept.current, late.current);
     conflict(
-        k.create_ticket(desk.actor, &key, &draft("ops", "Another printer"))
+        k.write::<CreateTicket>(desk.actor, &key, &draft("ops", "Another printer"))
             .await
             .expect("other request"),
     );
@@ -194,7 +195,7 @@ async fn a_create_key_replays_then_expires_then_is_forgotten(db: TestDatabase) {
     // Just before the horizon the key is still spent.
     clock.set(op.retained_until - time::Duration::MICROSECOND);
     expired(
-        k.create_ticket(desk.actor, &key, &request)
+        k.write::<CreateTicket>(desk.actor, &key, &request)
             .await
             .expect("retry"),
     );
@@ -207,7 +208,7 @@ async fn a_create_key_replays_then_expires_then_is_forgotten(db: TestDatabase) {
     assert!(report.deleted >= 1, "{report:?}");
     assert!(desk.unused(Action::CreateTicket, &key).await, "deleted");
     let fresh = created(
-        k.create_ticket(desk.actor, &key, &request)
+        k.write::<CreateTicket>(desk.actor, &key, &request)
             .await
             .expect("reuse"),
     );
@@ -224,7 +225,7 @@ async fn a_forgotten_key_is_free_even_before_the_sweep_runs(db: TestDatabase) {
     let k = &desk.kitchen;
     let key = fresh_key();
     let first = created(
-        k.create_ticket(desk.actor, &key, &draft("ops", "Old"))
+        k.write::<CreateTicket>(desk.actor, &key, &draft("ops", "Old"))
             .await
             .expect("create"),
     );
@@ -238,14 +239,14 @@ async fn a_forgotten_key_is_free_even_before_the_sweep_runs(db: TestDatabase) {
     );
     // Even another request: the key means nothing any more.
     let again = created(
-        k.create_ticket(desk.actor, &key, &draft("ops", "New"))
+        k.write::<CreateTicket>(desk.actor, &key, &draft("ops", "New"))
             .await
             .expect("reuse"),
     );
     assert_ne!(again.result.id, first.result.id);
     assert_eq!(again.operation.created_at, clock.now());
     replayed(
-        k.create_ticket(desk.actor, &key, &draft("ops", "New"))
+        k.write::<CreateTicket>(desk.actor, &key, &draft("ops", "New"))
             .await
             .expect("retry"),
     );
@@ -262,24 +263,24 @@ async fn every_action_expires_to_its_current_resource(db: TestDatabase) {
     let (edit, step, note) = (fresh_key(), fresh_key(), fresh_key());
     let edit_request = update(id, r#"{"title": "Disk full on db-1"}"#);
     let edited = created(
-        k.update_ticket(desk.actor, &edit, &edit_request)
+        k.write::<UpdateTicket>(desk.actor, &edit, &edit_request)
             .await
             .expect("update"),
     );
     let moved = created(
-        k.transition_ticket(desk.actor, &step, id, &move_to("in_progress"))
+        k.write::<TransitionTicket>(desk.actor, &step, &(id.into(), move_to("in_progress")))
             .await
             .expect("move"),
     );
     let said = created(
-        k.add_comment(desk.actor, &note, id, &say("On it"))
+        k.write::<AddComment>(desk.actor, &note, &(id.into(), say("On it")))
             .await
             .expect("comment"),
     );
     assert_eq!(said.operation.resource_id, Some(said.result.id.as_uuid()));
     assert_eq!(said.operation.ticket_id, Some(id));
     created(
-        k.update_ticket(
+        k.write::<UpdateTicket>(
             desk.actor,
             &fresh_key(),
             &update(id, r#"{"assignee": "sam"}"#),
@@ -292,20 +293,20 @@ async fn every_action_expires_to_its_current_resource(db: TestDatabase) {
     assert_ne!(now, edited.result, "the ticket moved on since the edit");
 
     let e = expired(
-        k.update_ticket(desk.actor, &edit, &edit_request)
+        k.write::<UpdateTicket>(desk.actor, &edit, &edit_request)
             .await
             .expect("update"),
     );
     assert_eq!(e.current, now);
     let t = expired(
-        k.transition_ticket(desk.actor, &step, id, &move_to("in_progress"))
+        k.write::<TransitionTicket>(desk.actor, &step, &(id.into(), move_to("in_progress")))
             .await
             .expect("move"),
     );
     assert_eq!(t.current, now);
     assert_ne!(t.current, moved.result);
     let c = expired(
-        k.add_comment(desk.actor, &note, id, &say("On it"))
+        k.write::<AddComment>(desk.actor, &note, &(id.into(), say("On it")))
             .await
             .expect("comment"),
     );
@@ -321,19 +322,19 @@ async fn every_action_expires_to_its_current_resource(db: TestDatabase) {
     assert_eq!(desk.comments(id).await.len(), 1);
     // Other requests under the same keys still conflict.
     conflict(
-        k.update_ticket(desk.actor, &edit, &update(id, r#"{"title": "Other"}"#))
+        k.write::<UpdateTicket>(desk.actor, &edit, &update(id, r#"{"title": "Other"}"#))
             .await
             .expect("update"),
     );
     conflict(
-        k.add_comment(desk.actor, &note, id, &say("Other"))
+        k.write::<AddComment>(desk.actor, &note, &(id.into(), say("Other")))
             .await
             .expect("comment"),
     );
     // After the sweep, still the same.
     sweep(k).await;
     let c = expired(
-        k.add_comment(desk.actor, &note, id, &say("On it"))
+        k.write::<AddComment>(desk.actor, &note, &(id.into(), say("On it")))
             .await
             .expect("comment"),
     );
@@ -380,7 +381,7 @@ async fn two_sweepers_share_the_work(db: TestDatabase) {
     let k = &desk.kitchen;
     for i in 0..60 {
         created(
-            k.create_ticket(desk.actor, &fresh_key(), &draft("ops", &format!("T{i}")))
+            k.write::<CreateTicket>(desk.actor, &fresh_key(), &draft("ops", &format!("T{i}")))
                 .await
                 .expect("create"),
         );
@@ -410,7 +411,7 @@ async fn postgres_a_sweep_does_not_wait_for_a_locked_record() {
     let k = &desk.kitchen;
     let key = fresh_key();
     created(
-        k.create_ticket(desk.actor, &key, &draft("ops", "Held"))
+        k.write::<CreateTicket>(desk.actor, &key, &draft("ops", "Held"))
             .await
             .expect("create"),
     );

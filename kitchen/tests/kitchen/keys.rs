@@ -1,6 +1,9 @@
 //! Key namespaces: the scope of a key is (tenant, action, key), and every
 //! action's operations can be looked up.
 
+use kitchen::actions::{
+    AddComment, AddLabel, CreateTicket, RemoveLabel, TransitionTicket, UpdateTicket,
+};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -57,13 +60,13 @@ async fn each_action_with(desk: &Desk, key: &OperationKey, ticket: TicketId) -> 
     vec![
         Answer::of(
             Action::CreateTicket,
-            k.create_ticket(a, key, &draft("ops", "Made with the key"))
+            k.write::<CreateTicket>(a, key, &draft("ops", "Made with the key"))
                 .await
                 .expect("create"),
         ),
         Answer::of(
             Action::UpdateTicket,
-            k.update_ticket(
+            k.write::<UpdateTicket>(
                 a,
                 key,
                 &update(ticket, r#"{"title": "Edited with the key"}"#),
@@ -73,25 +76,25 @@ async fn each_action_with(desk: &Desk, key: &OperationKey, ticket: TicketId) -> 
         ),
         Answer::of(
             Action::TransitionTicket,
-            k.transition_ticket(a, key, ticket, &move_to("in_progress"))
+            k.write::<TransitionTicket>(a, key, &(ticket.into(), move_to("in_progress")))
                 .await
                 .expect("move"),
         ),
         Answer::of(
             Action::AddComment,
-            k.add_comment(a, key, ticket, &say("Written with the key"))
+            k.write::<AddComment>(a, key, &(ticket.into(), say("Written with the key")))
                 .await
                 .expect("comment"),
         ),
         Answer::of(
             Action::AddLabel,
-            k.add_label(a, key, ticket, &label("keyed"))
+            k.write::<AddLabel>(a, key, &(ticket.into(), label("keyed")))
                 .await
                 .expect("label"),
         ),
         Answer::of(
             Action::RemoveLabel,
-            k.remove_label(a, key, ticket, &label("keyed"))
+            k.write::<RemoveLabel>(a, key, &(ticket.into(), label("keyed")))
                 .await
                 .expect("unlabel"),
         ),
@@ -195,13 +198,17 @@ async fn a_refused_attempt_leaves_no_status(db: TestDatabase) {
     let key = fresh_key();
     refused(
         desk.kitchen
-            .transition_ticket(desk.actor, &key, desk.ticket.id, &move_to("closed"))
+            .write::<TransitionTicket>(
+                desk.actor,
+                &key,
+                &(desk.ticket.id.into(), move_to("closed")),
+            )
             .await
             .expect("move"),
     );
     refused(
         desk.kitchen
-            .add_comment(desk.actor, &key, unknown_ticket(), &say("Hello"))
+            .write::<AddComment>(desk.actor, &key, &(unknown_ticket().into(), say("Hello")))
             .await
             .expect("comment"),
     );
@@ -220,7 +227,7 @@ async fn a_refused_attempt_leaves_no_status(db: TestDatabase) {
     assert!(after.iter().all(|a| a.outcome == "created"), "{after:?}");
     let again = replayed(
         desk.kitchen
-            .create_ticket(desk.actor, &key, &draft("ops", "Made with the key"))
+            .write::<CreateTicket>(desk.actor, &key, &draft("ops", "Made with the key"))
             .await
             .expect("retry"),
     );
@@ -247,7 +254,7 @@ async fn one_key_names_one_effect_per_action_at_the_provider(db: TestDatabase) {
     let (tenant, _) = tenant_with_token(&kitchen, "acme").await;
     let ticket = created(
         kitchen
-            .create_ticket(tenant.id, &fresh_key(), &draft("ops", "Remote"))
+            .write::<CreateTicket>(tenant.id, &fresh_key(), &draft("ops", "Remote"))
             .await
             .expect("create"),
     )
@@ -258,7 +265,7 @@ async fn one_key_names_one_effect_per_action_at_the_provider(db: TestDatabase) {
     assert_eq!(
         created(
             kitchen
-                .update_ticket(tenant.id, &key, &update(ticket.id, r#"{"title": "A"}"#))
+                .write::<UpdateTicket>(tenant.id, &key, &update(ticket.id, r#"{"title": "A"}"#))
                 .await
                 .expect("update")
         )
@@ -269,13 +276,13 @@ async fn one_key_names_one_effect_per_action_at_the_provider(db: TestDatabase) {
     );
     created(
         kitchen
-            .transition_ticket(tenant.id, &key, ticket.id, &move_to("in_progress"))
+            .write::<TransitionTicket>(tenant.id, &key, &(ticket.id.into(), move_to("in_progress")))
             .await
             .expect("move"),
     );
     created(
         kitchen
-            .add_comment(tenant.id, &key, ticket.id, &say("Hello"))
+            .write::<AddComment>(tenant.id, &key, &(ticket.id.into(), say("Hello")))
             .await
             .expect("comment"),
     );

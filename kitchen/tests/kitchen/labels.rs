@@ -1,5 +1,6 @@
 //! `add_label`, `remove_label` and the label filter on `list_tickets`.
 
+use kitchen::actions::{AddLabel, CreateTicket, RemoveLabel};
 use std::sync::Arc;
 
 use kitchen::fake_provider::FakeProvider;
@@ -19,7 +20,7 @@ async fn a_label_is_added_once_and_its_retry_replays(db: TestDatabase) {
     let key = fresh_key();
     let first = created(
         desk.kitchen
-            .add_label(desk.actor, &key, id, &label("needs-triage"))
+            .write::<AddLabel>(desk.actor, &key, &(id.into(), label("needs-triage")))
             .await
             .expect("label"),
     );
@@ -36,13 +37,13 @@ async fn a_label_is_added_once_and_its_retry_replays(db: TestDatabase) {
     // Labels stay alphabetical whatever the order they came in.
     created(
         desk.kitchen
-            .add_label(desk.actor, &fresh_key(), id, &label("billing"))
+            .write::<AddLabel>(desk.actor, &fresh_key(), &(id.into(), label("billing")))
             .await
             .expect("label"),
     );
     let again = replayed(
         desk.kitchen
-            .add_label(desk.actor, &key, id, &label("needs-triage"))
+            .write::<AddLabel>(desk.actor, &key, &(id.into(), label("needs-triage")))
             .await
             .expect("retry"),
     );
@@ -74,7 +75,7 @@ async fn a_change_that_changes_nothing_still_records_the_operation(db: TestDatab
     let absent = fresh_key();
     let nothing = created(
         desk.kitchen
-            .remove_label(desk.actor, &absent, id, &label("ghost"))
+            .write::<RemoveLabel>(desk.actor, &absent, &(id.into(), label("ghost")))
             .await
             .expect("unlabel"),
     );
@@ -82,27 +83,27 @@ async fn a_change_that_changes_nothing_still_records_the_operation(db: TestDatab
     assert!(!desk.unused(Action::RemoveLabel, &absent).await);
     replayed(
         desk.kitchen
-            .remove_label(desk.actor, &absent, id, &label("ghost"))
+            .write::<RemoveLabel>(desk.actor, &absent, &(id.into(), label("ghost")))
             .await
             .expect("retry"),
     );
     conflict(
         desk.kitchen
-            .remove_label(desk.actor, &absent, id, &label("other"))
+            .write::<RemoveLabel>(desk.actor, &absent, &(id.into(), label("other")))
             .await
             .expect("another label"),
     );
 
     created(
         desk.kitchen
-            .add_label(desk.actor, &fresh_key(), id, &label("disk"))
+            .write::<AddLabel>(desk.actor, &fresh_key(), &(id.into(), label("disk")))
             .await
             .expect("label"),
     );
     let twice = fresh_key();
     let same = created(
         desk.kitchen
-            .add_label(desk.actor, &twice, id, &label("disk"))
+            .write::<AddLabel>(desk.actor, &twice, &(id.into(), label("disk")))
             .await
             .expect("label again"),
     );
@@ -125,7 +126,11 @@ async fn the_21st_label_is_refused_and_leaves_the_key_unused(db: TestDatabase) {
     for n in 0..MAX_LABELS_PER_TICKET {
         created(
             desk.kitchen
-                .add_label(desk.actor, &fresh_key(), id, &label(&format!("l{n:02}")))
+                .write::<AddLabel>(
+                    desk.actor,
+                    &fresh_key(),
+                    &(id.into(), label(&format!("l{n:02}"))),
+                )
                 .await
                 .expect("label"),
         );
@@ -133,7 +138,7 @@ async fn the_21st_label_is_refused_and_leaves_the_key_unused(db: TestDatabase) {
     let key = fresh_key();
     let refusal = refused(
         desk.kitchen
-            .add_label(desk.actor, &key, id, &label("one-too-many"))
+            .write::<AddLabel>(desk.actor, &key, &(id.into(), label("one-too-many")))
             .await
             .expect("label"),
     );
@@ -148,19 +153,19 @@ async fn the_21st_label_is_refused_and_leaves_the_key_unused(db: TestDatabase) {
     // One it already has is no new label: still a write, not a refusal.
     created(
         desk.kitchen
-            .add_label(desk.actor, &fresh_key(), id, &label("l00"))
+            .write::<AddLabel>(desk.actor, &fresh_key(), &(id.into(), label("l00")))
             .await
             .expect("label"),
     );
     created(
         desk.kitchen
-            .remove_label(desk.actor, &fresh_key(), id, &label("l00"))
+            .write::<RemoveLabel>(desk.actor, &fresh_key(), &(id.into(), label("l00")))
             .await
             .expect("unlabel"),
     );
     created(
         desk.kitchen
-            .add_label(desk.actor, &key, id, &label("one-too-many"))
+            .write::<AddLabel>(desk.actor, &key, &(id.into(), label("one-too-many")))
             .await
             .expect("the same key, once there is room"),
     );
@@ -178,7 +183,7 @@ async fn a_bad_label_or_ticket_writes_nothing(db: TestDatabase) {
         let key = fresh_key();
         let violations = invalid(
             desk.kitchen
-                .add_label(desk.actor, &key, id, &label(bad))
+                .write::<AddLabel>(desk.actor, &key, &(id.into(), label(bad)))
                 .await
                 .expect("label"),
         );
@@ -189,11 +194,10 @@ async fn a_bad_label_or_ticket_writes_nothing(db: TestDatabase) {
     }
     let missing = invalid(
         desk.kitchen
-            .add_label(
+            .write::<AddLabel>(
                 desk.actor,
                 &fresh_key(),
-                id,
-                &kitchen::LabelDraft::default(),
+                &(id.into(), kitchen::LabelDraft::default()),
             )
             .await
             .expect("label"),
@@ -203,7 +207,7 @@ async fn a_bad_label_or_ticket_writes_nothing(db: TestDatabase) {
     assert_eq!(
         refused(
             desk.kitchen
-                .remove_label(desk.actor, &key, nowhere, &label("disk"))
+                .write::<RemoveLabel>(desk.actor, &key, &(nowhere.into(), label("disk")))
                 .await
                 .expect("unlabel"),
         ),
@@ -219,14 +223,14 @@ async fn list_tickets_filters_by_label(db: TestDatabase) {
     for title in ["One", "Two"] {
         let made = created(
             desk.kitchen
-                .create_ticket(desk.actor, &fresh_key(), &draft("ops", title))
+                .write::<CreateTicket>(desk.actor, &fresh_key(), &draft("ops", title))
                 .await
                 .expect("create"),
         )
         .result;
         created(
             desk.kitchen
-                .add_label(desk.actor, &fresh_key(), made.id, &label("db"))
+                .write::<AddLabel>(desk.actor, &fresh_key(), &(made.id.into(), label("db")))
                 .await
                 .expect("label"),
         );
@@ -235,7 +239,11 @@ async fn list_tickets_filters_by_label(db: TestDatabase) {
     // A label that only contains the one asked for is another label.
     created(
         desk.kitchen
-            .add_label(desk.actor, &fresh_key(), desk.ticket.id, &label("db-2"))
+            .write::<AddLabel>(
+                desk.actor,
+                &fresh_key(),
+                &(desk.ticket.id.into(), label("db-2")),
+            )
             .await
             .expect("label"),
     );
@@ -278,13 +286,15 @@ async fn the_remote_backend_refuses_labels_and_leaves_the_key_unused(db: TestDat
         (
             Action::AddLabel,
             &add,
-            kitchen.add_label(actor, &add, id, &label("disk")).await,
+            kitchen
+                .write::<AddLabel>(actor, &add, &(id.into(), label("disk")))
+                .await,
         ),
         (
             Action::RemoveLabel,
             &remove,
             kitchen
-                .remove_label(actor, &remove, id, &label("disk"))
+                .write::<RemoveLabel>(actor, &remove, &(id.into(), label("disk")))
                 .await,
         ),
     ];

@@ -2,6 +2,7 @@
 //! judges by what is stored (versions, history entries, comments), not only
 //! by the answers.
 
+use kitchen::actions::{AddComment, TransitionTicket, UpdateTicket};
 use std::collections::HashSet;
 use std::fmt::Debug;
 use std::future::Future;
@@ -69,7 +70,7 @@ async fn identical_updates_bump_the_version_once(db: TestDatabase) {
         );
         async move {
             kitchen
-                .update_ticket(actor, &key, &request)
+                .write::<UpdateTicket>(actor, &key, &request)
                 .await
                 .expect("no attempt errors")
         }
@@ -93,7 +94,7 @@ async fn identical_transitions_move_once(db: TestDatabase) {
         let (kitchen, actor, key) = (desk.kitchen.clone(), desk.actor, key.clone());
         async move {
             kitchen
-                .transition_ticket(actor, &key, id, &move_to("in_progress"))
+                .write::<TransitionTicket>(actor, &key, &(id.into(), move_to("in_progress")))
                 .await
                 .expect("no attempt errors")
         }
@@ -117,7 +118,7 @@ async fn identical_comments_add_one_comment(db: TestDatabase) {
         let (kitchen, actor, key) = (desk.kitchen.clone(), desk.actor, key.clone());
         async move {
             kitchen
-                .add_comment(actor, &key, id, &say("Looking into it"))
+                .write::<AddComment>(actor, &key, &(id.into(), say("Looking into it")))
                 .await
                 .expect("no attempt errors")
         }
@@ -140,7 +141,7 @@ async fn conditional_updates_at_one_version_let_exactly_one_win(db: TestDatabase
     let attempts = keys.iter().enumerate().map(|(i, key)| {
         let (kitchen, actor, key) = (desk.kitchen.clone(), desk.actor, key.clone());
         let request = update_at(id, 1, &format!(r#"{{"title": "Edit {i}"}}"#));
-        tokio::spawn(async move { kitchen.update_ticket(actor, &key, &request).await })
+        tokio::spawn(async move { kitchen.write::<UpdateTicket>(actor, &key, &request).await })
     });
     let outcomes: Vec<_> = join_all(attempts)
         .await
@@ -194,7 +195,11 @@ async fn concurrent_edits_of_different_fields_all_land(db: TestDatabase) {
     let attempts = patches.map(|patch| {
         let (kitchen, actor) = (desk.kitchen.clone(), desk.actor);
         let request = update(id, patch);
-        tokio::spawn(async move { kitchen.update_ticket(actor, &fresh_key(), &request).await })
+        tokio::spawn(async move {
+            kitchen
+                .write::<UpdateTicket>(actor, &fresh_key(), &request)
+                .await
+        })
     });
     let mut versions = Vec::new();
     for outcome in join_all(attempts).await {
@@ -229,7 +234,7 @@ async fn concurrent_moves_from_one_status_let_exactly_one_win(db: TestDatabase) 
         let (kitchen, actor, key) = (desk.kitchen.clone(), desk.actor, fresh_key());
         tokio::spawn(async move {
             let outcome = kitchen
-                .transition_ticket(actor, &key, id, &move_to("in_progress"))
+                .write::<TransitionTicket>(actor, &key, &(id.into(), move_to("in_progress")))
                 .await;
             (key, outcome)
         })

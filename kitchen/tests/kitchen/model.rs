@@ -23,6 +23,9 @@
 //! - the sweep changes no answer (those follow the clock alone); it only
 //!   drops frozen answers past the window and records past the horizon.
 
+use kitchen::actions::{
+    AddComment, AddLabel, CreateTicket, RemoveLabel, TransitionTicket, UpdateTicket,
+};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -585,7 +588,7 @@ impl<'k> Case<'k> {
             for i in 0..2 {
                 let key = OperationKey::parse(format!("case-{case}-setup-{t}-{i}")).expect("key");
                 let outcome = kitchen
-                    .create_ticket(tenant.id, &key, &create_request(0).0)
+                    .write::<CreateTicket>(tenant.id, &key, &create_request(0).0)
                     .await
                     .expect("setup create");
                 let Outcome::Created(receipt) = outcome else {
@@ -760,7 +763,7 @@ impl<'k> Case<'k> {
             } => {
                 let (draft, meaning) = create_request(payload);
                 let seen = Seen::of(
-                    k.create_ticket(self.tenants[tenant], &self.key(key), &draft)
+                    k.write::<CreateTicket>(self.tenants[tenant], &self.key(key), &draft)
                         .await,
                     ticket_view,
                 )?;
@@ -787,7 +790,7 @@ impl<'k> Case<'k> {
                     patch: patch(PATCHES[p].0),
                 };
                 let seen = Seen::of(
-                    k.update_ticket(self.tenants[tenant], &self.key(key), &update)
+                    k.write::<UpdateTicket>(self.tenants[tenant], &self.key(key), &update)
                         .await,
                     ticket_view,
                 )?;
@@ -835,8 +838,12 @@ impl<'k> Case<'k> {
                     reason: REASONS[reason].map(Into::into),
                 };
                 let seen = Seen::of(
-                    k.transition_ticket(self.tenants[tenant], &self.key(key), id, &draft)
-                        .await,
+                    k.write::<TransitionTicket>(
+                        self.tenants[tenant],
+                        &self.key(key),
+                        &(id.into(), draft.clone()),
+                    )
+                    .await,
                     ticket_view,
                 )?;
                 let to = TicketStatus::ALL.get(to).copied();
@@ -881,8 +888,12 @@ impl<'k> Case<'k> {
                     body: Some(BODIES[body].into()),
                 };
                 let seen = Seen::of(
-                    k.add_comment(self.tenants[tenant], &self.key(key), id, &draft)
-                        .await,
+                    k.write::<AddComment>(
+                        self.tenants[tenant],
+                        &self.key(key),
+                        &(id.into(), draft.clone()),
+                    )
+                    .await,
                     |c| (None, c.id.as_uuid()),
                 )?;
                 let meaning = (!BODIES[body].trim().is_empty()).then(|| Meaning::Comment {
@@ -918,9 +929,11 @@ impl<'k> Case<'k> {
                 };
                 let (actor, key_of) = (self.tenants[tenant], self.key(key));
                 let outcome = if add {
-                    k.add_label(actor, &key_of, id, &draft).await
+                    k.write::<AddLabel>(actor, &key_of, &(id.into(), draft.clone()))
+                        .await
                 } else {
-                    k.remove_label(actor, &key_of, id, &draft).await
+                    k.write::<RemoveLabel>(actor, &key_of, &(id.into(), draft.clone()))
+                        .await
                 };
                 let seen = Seen::of(outcome, ticket_view)?;
                 let name = LABELS[label];

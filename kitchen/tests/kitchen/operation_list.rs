@@ -3,6 +3,7 @@
 //! Forgotten keys are never listed, and a list never shows another
 //! tenant's operation.
 
+use kitchen::actions::{AddComment, CreateTicket};
 use kitchen::testing::TestDatabase;
 use kitchen::{
     Action, Clock, KeyPhase, Kitchen, KitchenConfig, ListedState, OperationCursor, OperationFilter,
@@ -90,7 +91,7 @@ async fn a_tenants_operations_page_newest_first_and_filter(db: TestDatabase) {
         let key = fresh_key();
         created(
             kitchen
-                .create_ticket(acme.actor, &key, &draft("ops", &format!("Ticket {i}")))
+                .write::<CreateTicket>(acme.actor, &key, &draft("ops", &format!("Ticket {i}")))
                 .await
                 .expect("create"),
         );
@@ -103,7 +104,11 @@ async fn a_tenants_operations_page_newest_first_and_filter(db: TestDatabase) {
         let key = fresh_key();
         created(
             kitchen
-                .add_comment(acme.actor, &key, acme.ticket.id, &say("Seen on db-1"))
+                .write::<AddComment>(
+                    acme.actor,
+                    &key,
+                    &(acme.ticket.id.into(), say("Seen on db-1")),
+                )
                 .await
                 .expect("comment"),
         );

@@ -1,5 +1,6 @@
 //! Ticket reads: by id and paged lists, always within one tenant.
 
+use kitchen::actions::CreateTicket;
 use kitchen::testing::{TestDatabase, tenant_with_token};
 use kitchen::{Cursor, PageSize, ProjectId, TicketFilter, TicketId};
 
@@ -12,7 +13,7 @@ async fn lists_newest_first_in_pages(db: TestDatabase) {
     for (i, project) in ["ops", "web", "ops", "ops", "web"].iter().enumerate() {
         let receipt = created(
             kitchen
-                .create_ticket(tenant.id, &fresh_key(), &draft(project, &format!("T{i}")))
+                .write::<CreateTicket>(tenant.id, &fresh_key(), &draft(project, &format!("T{i}")))
                 .await
                 .expect("create"),
         );
@@ -58,7 +59,7 @@ async fn another_tenants_ticket_is_not_found(db: TestDatabase) {
     let (globex, _) = tenant_with_token(&kitchen, "globex").await;
     let receipt = created(
         kitchen
-            .create_ticket(acme.id, &fresh_key(), &draft("ops", "Secret"))
+            .write::<CreateTicket>(acme.id, &fresh_key(), &draft("ops", "Secret"))
             .await
             .expect("create"),
     );

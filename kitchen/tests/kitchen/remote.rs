@@ -3,6 +3,7 @@
 //! external reference is the ground truth. Every test states, at its end,
 //! how many tickets the provider really holds for the intended effect.
 
+use kitchen::actions::CreateTicket;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -60,7 +61,7 @@ impl Effect {
 
     async fn create_titled(&self, title: &str) -> Outcome {
         self.kitchen
-            .create_ticket(self.tenant, &self.key, &draft("ops", title))
+            .write::<CreateTicket>(self.tenant, &self.key, &draft("ops", title))
             .await
             .expect("create")
     }
@@ -509,7 +510,7 @@ async fn a_remote_create_records_the_callers_token_in_history(db: TestDatabase) 
     let made = created(
         effect
             .kitchen
-            .create_ticket(
+            .write::<CreateTicket>(
                 Actor::from(&caller),
                 &effect.key,
                 &draft("ops", "Disk full"),

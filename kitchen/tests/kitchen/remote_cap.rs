@@ -3,6 +3,7 @@
 //! `unknown`, no worker (the reconciler, a status read, a caller's retry)
 //! calls the provider for it again, and it is counted for an operator.
 
+use kitchen::actions::CreateTicket;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -51,7 +52,7 @@ struct Effect<'k> {
 impl Effect<'_> {
     async fn create(&self) -> Outcome {
         self.kitchen
-            .create_ticket(self.tenant, &self.key, &draft("ops", "Disk full on db-1"))
+            .write::<CreateTicket>(self.tenant, &self.key, &draft("ops", "Disk full on db-1"))
             .await
             .expect("create")
     }

@@ -11,6 +11,7 @@
 //! And at the end, once the provider behaves: one more retry of every key
 //! settles it, and the provider holds exactly one ticket per key.
 
+use kitchen::actions::CreateTicket;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -88,7 +89,7 @@ impl Case<'_> {
 
     async fn create(&self, k: usize) -> Result<Outcome, TestCaseError> {
         self.kitchen
-            .create_ticket(
+            .write::<CreateTicket>(
                 self.tenant,
                 &self.keys[k],
                 &draft("ops", &format!("Ticket {k}")),

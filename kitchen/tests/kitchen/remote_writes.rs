@@ -6,6 +6,7 @@
 //! provider holds for the intended effect, and that the local copy (the
 //! ticket's version and history, its comments) shows the same.
 
+use kitchen::actions::{AddComment, TransitionTicket, UpdateTicket};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -107,7 +108,7 @@ impl Remote {
         match change {
             Change::Update => said(
                 kitchen
-                    .update_ticket(
+                    .write::<UpdateTicket>(
                         actor,
                         key,
                         &update(ticket, r#"{"title": "Disk full on db-1"}"#),
@@ -117,13 +118,13 @@ impl Remote {
             ),
             Change::Move => said(
                 kitchen
-                    .transition_ticket(actor, key, ticket, &move_to("in_progress"))
+                    .write::<TransitionTicket>(actor, key, &(ticket.into(), move_to("in_progress")))
                     .await
                     .expect("move"),
             ),
             Change::Comment => said(
                 kitchen
-                    .add_comment(actor, key, ticket, &say("Looking into it"))
+                    .write::<AddComment>(actor, key, &(ticket.into(), say("Looking into it")))
                     .await
                     .expect("comment"),
             ),
@@ -300,7 +301,7 @@ async fn nothing_is_sent_for_a_write_the_local_copy_refuses(db: TestDatabase) {
     assert!(matches!(
         refused(
             kitchen
-                .update_ticket(actor, &key, &update_at(ticket, 7, r#"{"title": "X"}"#))
+                .write::<UpdateTicket>(actor, &key, &update_at(ticket, 7, r#"{"title": "X"}"#))
                 .await
                 .expect("update")
         ),
@@ -309,7 +310,7 @@ async fn nothing_is_sent_for_a_write_the_local_copy_refuses(db: TestDatabase) {
     assert!(matches!(
         refused(
             kitchen
-                .transition_ticket(actor, &key, ticket, &move_to("closed"))
+                .write::<TransitionTicket>(actor, &key, &(ticket.into(), move_to("closed")))
                 .await
                 .expect("move")
         ),
@@ -319,7 +320,7 @@ async fn nothing_is_sent_for_a_write_the_local_copy_refuses(db: TestDatabase) {
     assert!(matches!(
         refused(
             kitchen
-                .add_comment(actor, &key, nowhere, &say("Hello"))
+                .write::<AddComment>(actor, &key, &(nowhere.into(), say("Hello")))
                 .await
                 .expect("comment")
         ),
@@ -367,7 +368,7 @@ async fn a_refusal_by_the_provider_names_its_reason(db: TestDatabase) {
     let outcome = remote
         .desk
         .kitchen
-        .update_ticket(
+        .write::<UpdateTicket>(
             remote.desk.actor,
             &key,
             &update_at(remote.desk.ticket.id, 1, r#"{"priority": "urgent"}"#),
@@ -430,7 +431,7 @@ async fn a_change_reconciled_late_never_rolls_the_local_copy_back(db: TestDataba
         .fail_next_dispatch(DispatchFault::CommitThenLose);
     let a = fresh_key();
     let lost = kitchen
-        .update_ticket(
+        .write::<UpdateTicket>(
             actor,
             &a,
             &update(ticket, r#"{"title": "Disk full on db-1"}"#),
@@ -442,7 +443,7 @@ async fn a_change_reconciled_late_never_rolls_the_local_copy_back(db: TestDataba
     let b = fresh_key();
     let later = created(
         kitchen
-            .update_ticket(actor, &b, &update(ticket, r#"{"priority": "urgent"}"#))
+            .write::<UpdateTicket>(actor, &b, &update(ticket, r#"{"priority": "urgent"}"#))
             .await
             .expect("update"),
     );
@@ -453,7 +454,7 @@ async fn a_change_reconciled_late_never_rolls_the_local_copy_back(db: TestDataba
     tokio::time::sleep(Duration::from_millis(40)).await;
     let found = replayed(
         kitchen
-            .update_ticket(
+            .write::<UpdateTicket>(
                 actor,
                 &a,
                 &update(ticket, r#"{"title": "Disk full on db-1"}"#),
@@ -542,7 +543,7 @@ async fn a_ticket_kept_only_here_is_refused_and_keeps_the_key(db: TestDatabase) 
     let key = fresh_key();
     let refusal = refused(
         kitchen
-            .add_comment(local.actor, &key, local.ticket.id, &say("Hello"))
+            .write::<AddComment>(local.actor, &key, &(local.ticket.id.into(), say("Hello")))
             .await
             .expect("comment"),
     );
@@ -579,7 +580,7 @@ async fn a_retry_is_never_refused_by_its_own_first_attempt(db: TestDatabase) {
             match change {
                 Change::Update => said(
                     kitchen
-                        .update_ticket(
+                        .write::<UpdateTicket>(
                             actor,
                             &key,
                             &update_at(ticket, version, r#"{"title": "Disk full on db-2"}"#),
@@ -589,7 +590,11 @@ async fn a_retry_is_never_refused_by_its_own_first_attempt(db: TestDatabase) {
                 ),
                 _ => said(
                     kitchen
-                        .transition_ticket(actor, &key, ticket, &move_to("in_progress"))
+                        .write::<TransitionTicket>(
+                            actor,
+                            &key,
+                            &(ticket.into(), move_to("in_progress")),
+                        )
                         .await
                         .expect("move"),
                 ),

@@ -7,6 +7,7 @@
 //! (or `conflict`) answered from memory; one without the cache claims the
 //! key again and creates.
 
+use kitchen::actions::CreateTicket;
 use kitchen::testing::{DatabaseKind, TestDatabase};
 use kitchen::{Action, Clock, KitchenConfig, OperationKey, Outcome, ReplayCacheConfig, TenantId};
 use time::OffsetDateTime;
@@ -58,14 +59,14 @@ async fn a_retry_is_answered_from_memory(db: TestDatabase) {
     let key = fresh_key();
     let request = draft("ops", "Printer on fire");
     let first = created(
-        k.create_ticket(desk.actor, &key, &request)
+        k.write::<CreateTicket>(desk.actor, &key, &request)
             .await
             .expect("create"),
     );
     forget_behind_the_kitchens_back(&db, desk.tenant.id, &key).await;
 
     let again = replayed(
-        k.create_ticket(desk.actor, &key, &request)
+        k.write::<CreateTicket>(desk.actor, &key, &request)
             .await
             .expect("retry"),
     );
@@ -74,7 +75,7 @@ async fn a_retry_is_answered_from_memory(db: TestDatabase) {
     assert_eq!(again.operation, first.operation);
 
     let other = conflict(
-        k.create_ticket(desk.actor, &key, &draft("ops", "Printer fine"))
+        k.write::<CreateTicket>(desk.actor, &key, &draft("ops", "Printer fine"))
             .await
             .expect("another request under the key"),
     );
@@ -95,13 +96,13 @@ async fn without_the_cache_every_retry_reads_the_database(db: TestDatabase) {
     let key = fresh_key();
     let request = draft("ops", "Printer on fire");
     let first = created(
-        k.create_ticket(desk.actor, &key, &request)
+        k.write::<CreateTicket>(desk.actor, &key, &request)
             .await
             .expect("create"),
     );
     forget_behind_the_kitchens_back(&db, desk.tenant.id, &key).await;
     let again = created(
-        k.create_ticket(desk.actor, &key, &request)
+        k.write::<CreateTicket>(desk.actor, &key, &request)
             .await
             .expect("retry"),
     );
@@ -115,13 +116,13 @@ async fn a_cached_answer_never_reaches_another_tenant(db: TestDatabase) {
     let key = fresh_key();
     let request = draft("ops", "Printer on fire");
     let mine = created(
-        k.create_ticket(acme.actor, &key, &request)
+        k.write::<CreateTicket>(acme.actor, &key, &request)
             .await
             .expect("create"),
     );
     // Same key, same request, another tenant: its own ticket.
     let theirs = created(
-        k.create_ticket(globex.actor, &key, &request)
+        k.write::<CreateTicket>(globex.actor, &key, &request)
             .await
             .expect("create"),
     );
@@ -130,7 +131,7 @@ async fn a_cached_answer_never_reaches_another_tenant(db: TestDatabase) {
     // And each retry gets its own tenant's answer.
     for (desk, expected) in [(&acme, &mine), (&globex, &theirs)] {
         let again = replayed(
-            k.create_ticket(desk.actor, &key, &request)
+            k.write::<CreateTicket>(desk.actor, &key, &request)
                 .await
                 .expect("retry"),
         );
@@ -156,18 +157,18 @@ async fn a_cached_answer_ends_with_the_replay_window(db: TestDatabase) {
     let key = fresh_key();
     let request = draft("ops", "Printer on fire");
     let first = created(
-        k.create_ticket(desk.actor, &key, &request)
+        k.write::<CreateTicket>(desk.actor, &key, &request)
             .await
             .expect("create"),
     );
     replayed(
-        k.create_ticket(desk.actor, &key, &request)
+        k.write::<CreateTicket>(desk.actor, &key, &request)
             .await
             .expect("within the window"),
     );
     clock.advance(window + time::Duration::SECOND);
     match k
-        .create_ticket(desk.actor, &key, &request)
+        .write::<CreateTicket>(desk.actor, &key, &request)
         .await
         .expect("past the window")
     {
@@ -188,7 +189,7 @@ async fn a_loop_of_cached_replays_lets_other_tasks_run(db: TestDatabase) {
     let request = draft("ops", "Printer on fire");
     created(
         desk.kitchen
-            .create_ticket(desk.actor, &key, &request)
+            .write::<CreateTicket>(desk.actor, &key, &request)
             .await
             .expect("create"),
     );
@@ -205,7 +206,7 @@ async fn a_loop_of_cached_replays_lets_other_tasks_run(db: TestDatabase) {
             for replays in 1..=10_000_u32 {
                 replayed(
                     kitchen
-                        .create_ticket(actor, &key, &request)
+                        .write::<CreateTicket>(actor, &key, &request)
                         .await
                         .expect("retry"),
                 );

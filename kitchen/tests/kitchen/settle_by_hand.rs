@@ -6,6 +6,7 @@
 //! settle races the reconciler; and copies found at the provider are
 //! resolved with `--keep`.
 
+use kitchen::actions::CreateTicket;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -70,7 +71,7 @@ impl Lost {
 
     async fn retry(&self) -> Outcome {
         self.kitchen
-            .create_ticket(self.tenant, &self.key, &draft("ops", "Disk full on db-1"))
+            .write::<CreateTicket>(self.tenant, &self.key, &draft("ops", "Disk full on db-1"))
             .await
             .expect("create")
     }

@@ -1,5 +1,6 @@
 //! Shared helpers for the kitchen tests.
 
+use kitchen::actions::CreateTicket;
 use std::fmt::Debug;
 
 use kitchen::testing::{TestDatabase, tenant_with_token};
@@ -165,7 +166,7 @@ impl Desk {
         let actor = Actor::from(&caller);
         let ticket = created(
             kitchen
-                .create_ticket(actor, &fresh_key(), &draft("ops", "Disk full"))
+                .write::<CreateTicket>(actor, &fresh_key(), &draft("ops", "Disk full"))
                 .await
                 .expect("create"),
         )

@@ -4,6 +4,7 @@
 //! nothing. A NUL is always refused, so the rule is the kitchen's, not the
 //! database's (PostgreSQL cannot store U+0000, SQLite can).
 
+use kitchen::actions::CreateTicket;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use kitchen::testing::{TestDatabase, tenant_with_token};
@@ -143,7 +144,7 @@ async fn check(
     }
 
     let outcome = kitchen
-        .create_ticket(tenant, &key, draft)
+        .write::<CreateTicket>(tenant, &key, draft)
         .await
         .map_err(infrastructure)?;
     match outcome {

@@ -1,5 +1,6 @@
 //! `transition_ticket`: the status machine, and the key rules for moves.
 
+use kitchen::actions::{CreateTicket, TransitionTicket};
 use kitchen::testing::{TestDatabase, tenant_with_token};
 use kitchen::{Action, MAX_REASON_CHARS, Refusal, Ticket, TicketStatus, TransitionDraft};
 
@@ -42,7 +43,7 @@ fn path_to(status: TicketStatus) -> &'static [TicketStatus] {
 async fn ticket_at(desk: &Desk, status: TicketStatus) -> Ticket {
     let mut ticket = created(
         desk.kitchen
-            .create_ticket(desk.actor, &fresh_key(), &draft("ops", status.as_str()))
+            .write::<CreateTicket>(desk.actor, &fresh_key(), &draft("ops", status.as_str()))
             .await
             .expect("create"),
     )
@@ -50,7 +51,11 @@ async fn ticket_at(desk: &Desk, status: TicketStatus) -> Ticket {
     for step in path_to(status) {
         ticket = created(
             desk.kitchen
-                .transition_ticket(desk.actor, &fresh_key(), ticket.id, &move_to(step.as_str()))
+                .write::<TransitionTicket>(
+                    desk.actor,
+                    &fresh_key(),
+                    &(ticket.id.into(), move_to(step.as_str())),
+                )
                 .await
                 .expect("move"),
         )
@@ -68,7 +73,11 @@ async fn every_allowed_move_works_and_every_other_is_refused(db: TestDatabase) {
             let key = fresh_key();
             let outcome = desk
                 .kitchen
-                .transition_ticket(desk.actor, &key, ticket.id, &move_to(to.as_str()))
+                .write::<TransitionTicket>(
+                    desk.actor,
+                    &key,
+                    &(ticket.id.into(), move_to(to.as_str())),
+                )
                 .await
                 .expect("move");
             if ALLOWED.contains(&(from, to)) {
@@ -101,7 +110,7 @@ async fn a_refused_move_leaves_the_key_for_a_legal_one(db: TestDatabase) {
     let key = fresh_key();
     refused(
         desk.kitchen
-            .transition_ticket(desk.actor, &key, id, &move_to("resolved"))
+            .write::<TransitionTicket>(desk.actor, &key, &(id.into(), move_to("resolved")))
             .await
             .expect("move"),
     );
@@ -109,7 +118,7 @@ async fn a_refused_move_leaves_the_key_for_a_legal_one(db: TestDatabase) {
     assert_eq!(desk.history(id).await.len(), 1, "no entry for a refusal");
     let moved = created(
         desk.kitchen
-            .transition_ticket(desk.actor, &key, id, &move_to("in_progress"))
+            .write::<TransitionTicket>(desk.actor, &key, &(id.into(), move_to("in_progress")))
             .await
             .expect("move"),
     );
@@ -126,14 +135,14 @@ async fn a_replay_returns_the_first_answer_even_after_the_ticket_moved_on(db: Te
     };
     let first = created(
         desk.kitchen
-            .transition_ticket(desk.actor, &key, id, &request)
+            .write::<TransitionTicket>(desk.actor, &key, &(id.into(), request.clone()))
             .await
             .expect("move"),
     );
     for to in ["resolved", "closed"] {
         created(
             desk.kitchen
-                .transition_ticket(desk.actor, &fresh_key(), id, &move_to(to))
+                .write::<TransitionTicket>(desk.actor, &fresh_key(), &(id.into(), move_to(to)))
                 .await
                 .expect("move"),
         );
@@ -142,7 +151,7 @@ async fn a_replay_returns_the_first_answer_even_after_the_ticket_moved_on(db: Te
     // move that happened is still answered with what it did.
     let again = replayed(
         desk.kitchen
-            .transition_ticket(desk.actor, &key, id, &request)
+            .write::<TransitionTicket>(desk.actor, &key, &(id.into(), request.clone()))
             .await
             .expect("retry"),
     );
@@ -158,7 +167,11 @@ async fn an_empty_reason_means_none(db: TestDatabase) {
     let key = fresh_key();
     let first = created(
         desk.kitchen
-            .transition_ticket(desk.actor, &key, desk.ticket.id, &move_to("in_progress"))
+            .write::<TransitionTicket>(
+                desk.actor,
+                &key,
+                &(desk.ticket.id.into(), move_to("in_progress")),
+            )
             .await
             .expect("move"),
     );
@@ -168,7 +181,11 @@ async fn an_empty_reason_means_none(db: TestDatabase) {
     };
     let again = replayed(
         desk.kitchen
-            .transition_ticket(desk.actor, &key, desk.ticket.id, &empty_reason)
+            .write::<TransitionTicket>(
+                desk.actor,
+                &key,
+                &(desk.ticket.id.into(), empty_reason.clone()),
+            )
             .await
             .expect("retry"),
     );
@@ -182,7 +199,7 @@ async fn the_same_key_with_another_command_conflicts(db: TestDatabase) {
     let key = fresh_key();
     let first = created(
         desk.kitchen
-            .transition_ticket(desk.actor, &key, id, &move_to("in_progress"))
+            .write::<TransitionTicket>(desk.actor, &key, &(id.into(), move_to("in_progress")))
             .await
             .expect("move"),
     );
@@ -197,7 +214,7 @@ async fn the_same_key_with_another_command_conflicts(db: TestDatabase) {
     ] {
         let original = conflict(
             desk.kitchen
-                .transition_ticket(desk.actor, &key, ticket, &request)
+                .write::<TransitionTicket>(desk.actor, &key, &(ticket.into(), request.clone()))
                 .await
                 .expect("retry"),
         );
@@ -235,7 +252,7 @@ async fn an_invalid_move_writes_nothing_and_leaves_the_key_unused(db: TestDataba
     ] {
         let violations = invalid(
             desk.kitchen
-                .transition_ticket(desk.actor, &key, id, &request)
+                .write::<TransitionTicket>(desk.actor, &key, &(id.into(), request.clone()))
                 .await
                 .expect("move"),
         );
@@ -253,7 +270,7 @@ async fn an_invalid_move_writes_nothing_and_leaves_the_key_unused(db: TestDataba
     };
     created(
         desk.kitchen
-            .transition_ticket(desk.actor, &key, id, &longest)
+            .write::<TransitionTicket>(desk.actor, &key, &(id.into(), longest.clone()))
             .await
             .expect("move"),
     );
@@ -270,7 +287,7 @@ async fn an_unknown_or_foreign_ticket_is_not_found(db: TestDatabase) {
         assert_eq!(
             refused(
                 desk.kitchen
-                    .transition_ticket(who, &key, ticket, &move_to("in_progress"))
+                    .write::<TransitionTicket>(who, &key, &(ticket.into(), move_to("in_progress")))
                     .await
                     .expect("move"),
             ),
@@ -281,7 +298,7 @@ async fn an_unknown_or_foreign_ticket_is_not_found(db: TestDatabase) {
         assert_eq!(
             refused(
                 desk.kitchen
-                    .transition_ticket(who, &key, ticket, &move_to("closed"))
+                    .write::<TransitionTicket>(who, &key, &(ticket.into(), move_to("closed")))
                     .await
                     .expect("move"),
             ),

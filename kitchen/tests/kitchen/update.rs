@@ -2,6 +2,7 @@
 //! invalid patch is followed by a look at what was written (nothing) and at
 //! the key (still unused).
 
+use kitchen::actions::{CreateTicket, UpdateTicket};
 use std::time::Duration;
 
 use kitchen::testing::{TestDatabase, tenant_with_token};
@@ -20,7 +21,7 @@ async fn a_replay_returns_the_first_answer_even_after_the_ticket_changed(db: Tes
 
     let first = created(
         desk.kitchen
-            .update_ticket(desk.actor, &key, &request)
+            .write::<UpdateTicket>(desk.actor, &key, &request)
             .await
             .expect("update"),
     );
@@ -31,7 +32,7 @@ async fn a_replay_returns_the_first_answer_even_after_the_ticket_changed(db: Tes
     // Someone else changes the ticket after the first answer was lost.
     created(
         desk.kitchen
-            .update_ticket(
+            .write::<UpdateTicket>(
                 desk.actor,
                 &fresh_key(),
                 &update(id, r#"{"priority": "urgent"}"#),
@@ -42,7 +43,7 @@ async fn a_replay_returns_the_first_answer_even_after_the_ticket_changed(db: Tes
 
     let again = replayed(
         desk.kitchen
-            .update_ticket(desk.actor, &key, &request)
+            .write::<UpdateTicket>(desk.actor, &key, &request)
             .await
             .expect("retry"),
     );
@@ -66,7 +67,7 @@ async fn the_same_key_with_another_command_conflicts(db: TestDatabase) {
     let id = desk.ticket.id;
     let other = created(
         desk.kitchen
-            .create_ticket(desk.actor, &fresh_key(), &draft("ops", "Other"))
+            .write::<CreateTicket>(desk.actor, &fresh_key(), &draft("ops", "Other"))
             .await
             .expect("create"),
     )
@@ -74,7 +75,7 @@ async fn the_same_key_with_another_command_conflicts(db: TestDatabase) {
     let key = fresh_key();
     let first = created(
         desk.kitchen
-            .update_ticket(desk.actor, &key, &update(id, r#"{"title": "A"}"#))
+            .write::<UpdateTicket>(desk.actor, &key, &update(id, r#"{"title": "A"}"#))
             .await
             .expect("update"),
     );
@@ -89,7 +90,7 @@ async fn the_same_key_with_another_command_conflicts(db: TestDatabase) {
     ] {
         let original = conflict(
             desk.kitchen
-                .update_ticket(desk.actor, &key, &request)
+                .write::<UpdateTicket>(desk.actor, &key, &request)
                 .await
                 .expect("retry"),
         );
@@ -108,7 +109,7 @@ async fn an_invalid_patch_writes_nothing_and_leaves_the_key_unused(db: TestDatab
     let key = fresh_key();
     let violations = invalid(
         desk.kitchen
-            .update_ticket(
+            .write::<UpdateTicket>(
                 desk.actor,
                 &key,
                 &update(id, r#"{"title": null, "priority": null, "assignee": " "}"#),
@@ -134,7 +135,7 @@ async fn an_invalid_patch_writes_nothing_and_leaves_the_key_unused(db: TestDatab
 
     let corrected = created(
         desk.kitchen
-            .update_ticket(desk.actor, &key, &update(id, r#"{"assignee": "Ada"}"#))
+            .write::<UpdateTicket>(desk.actor, &key, &update(id, r#"{"assignee": "Ada"}"#))
             .await
             .expect("update"),
     );
@@ -146,7 +147,7 @@ async fn null_removes_description_and_assignee(db: TestDatabase) {
     let id = desk.ticket.id;
     let set = created(
         desk.kitchen
-            .update_ticket(
+            .write::<UpdateTicket>(
                 desk.actor,
                 &fresh_key(),
                 &update(id, r#"{"description": "Since 02:00", "assignee": "Ada"}"#),
@@ -166,7 +167,7 @@ async fn null_removes_description_and_assignee(db: TestDatabase) {
 
     let removed = created(
         desk.kitchen
-            .update_ticket(
+            .write::<UpdateTicket>(
                 desk.actor,
                 &fresh_key(),
                 &update(id, r#"{"description": null, "assignee": null}"#),
@@ -206,7 +207,7 @@ async fn a_patch_that_changes_nothing_takes_the_key_but_no_version(db: TestDatab
         let request = update(id, patch);
         let first = created(
             desk.kitchen
-                .update_ticket(desk.actor, &key, &request)
+                .write::<UpdateTicket>(desk.actor, &key, &request)
                 .await
                 .expect("update"),
         );
@@ -219,14 +220,14 @@ async fn a_patch_that_changes_nothing_takes_the_key_but_no_version(db: TestDatab
         );
         let again = replayed(
             desk.kitchen
-                .update_ticket(desk.actor, &key, &request)
+                .write::<UpdateTicket>(desk.actor, &key, &request)
                 .await
                 .expect("retry"),
         );
         assert_eq!(again.snapshot, first.snapshot);
         conflict(
             desk.kitchen
-                .update_ticket(desk.actor, &key, &update(id, r#"{"title": "Other"}"#))
+                .write::<UpdateTicket>(desk.actor, &key, &update(id, r#"{"title": "Other"}"#))
                 .await
                 .expect("another command"),
         );
@@ -240,7 +241,7 @@ async fn a_stale_expected_version_is_refused_and_leaves_the_key_unused(db: TestD
     let id = desk.ticket.id;
     let winner = created(
         desk.kitchen
-            .update_ticket(
+            .write::<UpdateTicket>(
                 desk.actor,
                 &fresh_key(),
                 &update_at(id, 1, r#"{"title": "A"}"#),
@@ -251,7 +252,7 @@ async fn a_stale_expected_version_is_refused_and_leaves_the_key_unused(db: TestD
     let key = fresh_key();
     let refusal = refused(
         desk.kitchen
-            .update_ticket(desk.actor, &key, &update_at(id, 1, r#"{"title": "B"}"#))
+            .write::<UpdateTicket>(desk.actor, &key, &update_at(id, 1, r#"{"title": "B"}"#))
             .await
             .expect("update"),
     );
@@ -269,7 +270,7 @@ async fn a_stale_expected_version_is_refused_and_leaves_the_key_unused(db: TestD
     // Read again, decide again, with the same key.
     let retried = created(
         desk.kitchen
-            .update_ticket(desk.actor, &key, &update_at(id, 2, r#"{"title": "B"}"#))
+            .write::<UpdateTicket>(desk.actor, &key, &update_at(id, 2, r#"{"title": "B"}"#))
             .await
             .expect("update"),
     );
@@ -285,7 +286,7 @@ async fn an_unknown_or_foreign_ticket_is_not_found(db: TestDatabase) {
     assert_eq!(
         refused(
             desk.kitchen
-                .update_ticket(desk.actor, &key, &update(nowhere, r#"{"title": "A"}"#))
+                .write::<UpdateTicket>(desk.actor, &key, &update(nowhere, r#"{"title": "A"}"#))
                 .await
                 .expect("update"),
         ),
@@ -304,7 +305,7 @@ async fn an_unknown_or_foreign_ticket_is_not_found(db: TestDatabase) {
         assert_eq!(
             refused(
                 desk.kitchen
-                    .update_ticket(globex.id, &key, &request)
+                    .write::<UpdateTicket>(globex.id, &key, &request)
                     .await
                     .expect("update"),
             ),
@@ -340,7 +341,9 @@ async fn a_holder_past_the_wait_bound_yields_in_progress(db: TestDatabase) {
         .await;
     assert_held(
         db.backend(),
-        desk.kitchen.update_ticket(desk.actor, &key, &request).await,
+        desk.kitchen
+            .write::<UpdateTicket>(desk.actor, &key, &request)
+            .await,
     );
     holder.roll_back().await;
 
@@ -348,7 +351,7 @@ async fn a_holder_past_the_wait_bound_yields_in_progress(db: TestDatabase) {
     assert_eq!(desk.current(id).await, desk.ticket, "nothing written");
     created(
         desk.kitchen
-            .update_ticket(desk.actor, &key, &request)
+            .write::<UpdateTicket>(desk.actor, &key, &request)
             .await
             .expect("update"),
     );

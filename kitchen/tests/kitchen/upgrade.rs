@@ -12,6 +12,7 @@
 //! algorithm, and (SQLite only, which stored it before NUL was refused) a
 //! description holding U+0000.
 
+use kitchen::actions::{AddComment, CreateTicket, TransitionTicket, UpdateTicket};
 use std::path::Path;
 use std::str::FromStr;
 
@@ -384,7 +385,7 @@ async fn a_previous_release_database_upgrades_in_place(db: TestDatabase) {
     {
         let again = replayed(
             kitchen
-                .create_ticket(tenant, &t.key(), &t.draft())
+                .write::<CreateTicket>(tenant, &t.key(), &t.draft())
                 .await
                 .expect("retry"),
         );
@@ -408,7 +409,7 @@ async fn a_previous_release_database_upgrades_in_place(db: TestDatabase) {
         let id = t.ticket_id();
         let edited = created(
             kitchen
-                .update_ticket(
+                .write::<UpdateTicket>(
                     desk.actor,
                     &fresh_key(),
                     &update_at(
@@ -434,20 +435,28 @@ async fn a_previous_release_database_upgrades_in_place(db: TestDatabase) {
     let first = old.tickets[0].ticket_id();
     created(
         kitchen
-            .transition_ticket(desk.actor, &fresh_key(), first, &move_to("in_progress"))
+            .write::<TransitionTicket>(
+                desk.actor,
+                &fresh_key(),
+                &(first.into(), move_to("in_progress")),
+            )
             .await
             .expect("move"),
     );
     created(
         kitchen
-            .add_comment(desk.actor, &fresh_key(), first, &say("After the upgrade"))
+            .write::<AddComment>(
+                desk.actor,
+                &fresh_key(),
+                &(first.into(), say("After the upgrade")),
+            )
             .await
             .expect("comment"),
     );
     // The old key's answer is frozen: still the old bytes, after all that.
     let frozen = replayed(
         kitchen
-            .create_ticket(tenant, &old.tickets[0].key(), &old.tickets[0].draft())
+            .write::<CreateTicket>(tenant, &old.tickets[0].key(), &old.tickets[0].draft())
             .await
             .expect("retry"),
     );
@@ -455,7 +464,7 @@ async fn a_previous_release_database_upgrades_in_place(db: TestDatabase) {
     // And a new ticket is made as this release makes them.
     let fresh = created(
         kitchen
-            .create_ticket(
+            .write::<CreateTicket>(
                 desk.actor,
                 &fresh_key(),
                 &crate::support::draft("ops", "New"),

@@ -15,6 +15,7 @@
 //! that into the replay window, rounded up to a whole second, and remember
 //! every key as a tombstone until 400 days after its first use.
 
+use kitchen::actions::{AddComment, CreateTicket, TransitionTicket, UpdateTicket};
 use std::path::Path;
 use std::str::FromStr;
 
@@ -1075,7 +1076,7 @@ async fn every_old_key_answers(kitchen: &Kitchen, old: &PreviousRelease, actor: 
                 old,
                 r,
                 kitchen
-                    .create_ticket(actor, &key, draft)
+                    .write::<CreateTicket>(actor, &key, draft)
                     .await
                     .expect("retry"),
             ),
@@ -1083,7 +1084,7 @@ async fn every_old_key_answers(kitchen: &Kitchen, old: &PreviousRelease, actor: 
                 old,
                 r,
                 kitchen
-                    .update_ticket(actor, &key, edit)
+                    .write::<UpdateTicket>(actor, &key, edit)
                     .await
                     .expect("retry"),
             ),
@@ -1091,7 +1092,7 @@ async fn every_old_key_answers(kitchen: &Kitchen, old: &PreviousRelease, actor: 
                 old,
                 r,
                 kitchen
-                    .transition_ticket(actor, &key, *ticket, to)
+                    .write::<TransitionTicket>(actor, &key, &((*ticket).into(), to.clone()))
                     .await
                     .expect("retry"),
             ),
@@ -1099,7 +1100,7 @@ async fn every_old_key_answers(kitchen: &Kitchen, old: &PreviousRelease, actor: 
                 old,
                 r,
                 kitchen
-                    .add_comment(actor, &key, *ticket, body)
+                    .write::<AddComment>(actor, &key, &((*ticket).into(), body.clone()))
                     .await
                     .expect("retry"),
             ),
@@ -1145,7 +1146,7 @@ async fn a_previous_release_database_upgrades_to_the_key_lifecycle(db: TestDatab
     let expired = old.record(KEY_CREATE_OLD);
     let original = conflict(
         kitchen
-            .create_ticket(
+            .write::<CreateTicket>(
                 actor,
                 &expired.key(),
                 &crate::support::draft("web", "Other"),

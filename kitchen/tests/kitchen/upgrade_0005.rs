@@ -13,6 +13,7 @@
 //! resumes from its stored request and is made once, and a ticket only
 //! ever kept here is refused, its key left unused.
 
+use kitchen::actions::{AddComment, CreateTicket};
 use std::sync::Arc;
 
 use kitchen::fake_provider::FakeProvider;
@@ -185,7 +186,7 @@ async fn a_release_4_database_upgrades_to_remote_writes(db: TestDatabase) {
     };
     let again = replayed(
         kitchen
-            .create_ticket(actor, &key, &draft)
+            .write::<CreateTicket>(actor, &key, &draft)
             .await
             .expect("retry"),
     );
@@ -194,11 +195,10 @@ async fn a_release_4_database_upgrades_to_remote_writes(db: TestDatabase) {
     // A comment on it goes to the provider and keeps the provider's id.
     let comment = created(
         kitchen
-            .add_comment(
+            .write::<AddComment>(
                 actor,
                 &OperationKey::parse("r5-comment").expect("a key"),
-                ticket.id,
-                &say("Smoke"),
+                &(ticket.id.into(), say("Smoke")),
             )
             .await
             .expect("comment"),
@@ -222,7 +222,7 @@ async fn a_release_4_database_upgrades_to_remote_writes(db: TestDatabase) {
         ..TicketDraft::default()
     };
     match kitchen
-        .create_ticket(actor, &unknown.key(), &elsewhere)
+        .write::<CreateTicket>(actor, &unknown.key(), &elsewhere)
         .await
         .expect("retry")
     {
@@ -257,7 +257,7 @@ async fn a_release_4_database_upgrades_to_remote_writes(db: TestDatabase) {
     assert_eq!(
         crate::support::refused(
             kitchen
-                .add_comment(actor, &kept, local, &say("Hello"))
+                .write::<AddComment>(actor, &kept, &(local.into(), say("Hello")))
                 .await
                 .expect("comment")
         ),

@@ -11,6 +11,7 @@
 //! scopes (the revoked one stays revoked), and what the release brings works
 //! on the old tenant: a read-only token, a mapped identity-provider subject.
 
+use kitchen::actions::CreateTicket;
 use kitchen::testing::TestDatabase;
 use kitchen::{
     Clock, Credential, Issuer, Kitchen, KitchenConfig, OAuthIdentity, OperationKey, Outcome, Scope,
@@ -136,7 +137,7 @@ async fn a_release_5_database_upgrades_to_access_scopes(db: TestDatabase) {
         ..TicketDraft::default()
     };
     let made = kitchen
-        .create_ticket(
+        .write::<CreateTicket>(
             &caller,
             &OperationKey::parse("r6-create-after-upgrade").expect("a key"),
             &draft,

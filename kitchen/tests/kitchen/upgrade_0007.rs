@@ -8,6 +8,7 @@
 //! back as it was, every old token authenticates as before, a write works,
 //! and readiness, which may now commit the probe's row, answers ready.
 
+use kitchen::actions::CreateTicket;
 use kitchen::testing::TestDatabase;
 use kitchen::{Clock, Kitchen, KitchenConfig, OperationKey, Outcome, Scope, Scopes, TicketDraft};
 use sha2::{Digest, Sha256};
@@ -77,7 +78,7 @@ async fn a_release_6_database_upgrades_to_the_write_probe(db: TestDatabase) {
     records_read_back(&kitchen, &old, tenant, None).await;
 
     let made = kitchen
-        .create_ticket(
+        .write::<CreateTicket>(
             &caller,
             &OperationKey::parse("r7-create-after-upgrade").expect("a key"),
             &TicketDraft {

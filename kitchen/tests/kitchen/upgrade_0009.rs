@@ -9,6 +9,7 @@
 //! the old records are listed (the unknown remote create among the
 //! `unknown` ones, with an empty audit trail), and a write works.
 
+use kitchen::actions::CreateTicket;
 use kitchen::testing::TestDatabase;
 use kitchen::{
     Action, Clock, Kitchen, KitchenConfig, ListedState, OperationFilter, OperationKey, Outcome,
@@ -90,7 +91,7 @@ async fn a_release_8_database_upgrades_to_operator_settlements(db: TestDatabase)
     assert!(!ledger.attempts.is_empty(), "its attempts are kept");
 
     let made = kitchen
-        .create_ticket(
+        .write::<CreateTicket>(
             &caller,
             &OperationKey::parse("r9-create-after-upgrade").expect("a key"),
             &TicketDraft {

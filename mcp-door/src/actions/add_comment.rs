@@ -1,64 +1,46 @@
 //! `add_comment`: a comment on a ticket.
 
-use kitchen::{Action, CommentDraft, MAX_COMMENT_CHARS, MAX_KEY_LEN, MIN_KEY_LEN, TicketAt};
+use kitchen::actions::AddComment;
+use kitchen::{
+    Comment, CommentDraft, FieldViolation, MAX_COMMENT_CHARS, MAX_KEY_LEN, MIN_KEY_LEN,
+    OperationKey, Outcome, TicketAt,
+};
 use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::CallToolResponse;
+use rmcp::model::{CallToolResponse, CallToolResult};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, tool, tool_router};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::args::{Arguments, Read, ToolArgs};
+use crate::args::{Arguments, ToolArgs};
 use crate::contract;
-use crate::fields::{expected_version, named_ticket, no_ticket};
-use crate::outcomes::{Answered, comment_write_result, unexpected};
+use crate::fields::target;
+use crate::outcomes::comment_write_result;
 use crate::results::CommentWriteResult;
 use crate::tools::TicketTools;
-use crate::writes::{WriteCall, WriteTool, answered, keyed, refused_arguments, unknown_ticket};
-
-/// The add_comment tool.
-pub(crate) struct AddComment;
+use crate::writes::{ToolRequest, WriteTool};
 
 impl WriteTool for AddComment {
-    const ACTION: Action = Action::AddComment;
-    type Args = Arguments<AddCommentArgs>;
+    type Args = AddCommentArgs;
 
-    async fn perform(
-        tools: &TicketTools,
-        call: &WriteCall,
-        args: Self::Args,
-    ) -> Result<Answered, McpError> {
-        let Read { args, problems } = args.read()?;
-        let (key, mut problems) = match keyed(call.action, args.operation_id, problems) {
-            Ok(keyed) => keyed,
-            Err(answer) => return Ok(*answer),
-        };
-        call.keyed(&key);
-        let ticket = named_ticket(args.ticket_id, &mut problems);
-        let expected_version = expected_version(args.expected_version, &mut problems);
-        let draft = CommentDraft { body: args.body };
-        if !problems.is_empty() {
-            let checked = draft
-                .validate(ticket.unwrap_or_else(no_ticket))
-                .err()
-                .unwrap_or_default();
-            return Ok(refused_arguments(call.action, &key, problems, checked));
+    fn operation_id(args: &mut AddCommentArgs) -> Option<String> {
+        args.operation_id.take()
+    }
+
+    fn request(
+        args: AddCommentArgs,
+        problems: &mut Vec<FieldViolation>,
+    ) -> ToolRequest<(TicketAt, CommentDraft)> {
+        let (at, names_a_ticket) = target(args.ticket_id, args.expected_version, problems);
+        ToolRequest {
+            request: (at, CommentDraft { body: args.body }),
+            names_a_ticket,
         }
-        let outcome = match ticket {
-            Some(id) => tools
-                .kitchen
-                .add_comment(
-                    call.who.actor,
-                    &key,
-                    TicketAt::new(id, expected_version),
-                    &draft,
-                )
-                .await
-                .map_err(unexpected)?,
-            None => unknown_ticket(),
-        };
-        answered(call.action, outcome, |o| comment_write_result(&key, o))
+    }
+
+    fn result(key: &OperationKey, outcome: Outcome<Comment>) -> Result<CallToolResult, McpError> {
+        comment_write_result(key, outcome)
     }
 }
 
@@ -81,13 +63,18 @@ pub(crate) struct AddCommentArgs {
 
 impl ToolArgs for AddCommentArgs {}
 
+/// The tool's description, as a model reads it (hashed into the contract,
+/// and linted with every other: `mcp-door/tests/contract.rs`).
+const DESCRIPTION: &str = "Add a comment to a ticket. operation_id works as in create_ticket: \
+a retry returns the original comment instead of adding a second one.";
+
 #[tool_router(router = add_comment_tool, vis = "pub(crate)")]
 impl TicketTools {
     // Not destructive: purely additive. Idempotent given the same
     // operation_id.
     #[tool(
         name = "add_comment",
-        description = contract::ADD_COMMENT,
+        description = DESCRIPTION,
         output_schema = schema_for_output::<CommentWriteResult>(),
         annotations(
             title = "Add comment",

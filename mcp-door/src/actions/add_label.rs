@@ -1,87 +1,57 @@
 //! `add_label`: a label put on a ticket; and what `remove_label` shares
 //! with it (the same arguments, read the same way).
 
-use kitchen::{Action, LABEL_PATTERN, LabelDraft, MAX_KEY_LEN, MIN_KEY_LEN, TicketAt};
+use kitchen::actions::AddLabel;
+use kitchen::{
+    FieldViolation, LABEL_PATTERN, LabelDraft, MAX_KEY_LEN, MIN_KEY_LEN, OperationKey, Outcome,
+    RetrySafeWrite, TicketAt,
+};
 use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::CallToolResponse;
+use rmcp::model::{CallToolResponse, CallToolResult};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, tool, tool_router};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::args::{Arguments, Read, ToolArgs};
+use crate::args::{Arguments, ToolArgs};
 use crate::contract;
-use crate::fields::{expected_version, named_ticket, no_ticket};
-use crate::outcomes::{Answered, ticket_write_result, unexpected};
+use crate::fields::target;
+use crate::outcomes::ticket_write_result;
 use crate::results::TicketWriteResult;
 use crate::tools::TicketTools;
-use crate::writes::{WriteCall, WriteTool, answered, keyed, refused_arguments, unknown_ticket};
-
-/// The add_label tool.
-pub(crate) struct AddLabel;
+use crate::writes::{ToolRequest, WriteTool};
 
 impl WriteTool for AddLabel {
-    const ACTION: Action = Action::AddLabel;
-    type Args = Arguments<LabelArgs>;
+    type Args = LabelArgs;
 
-    async fn perform(
-        tools: &TicketTools,
-        call: &WriteCall,
-        args: Self::Args,
-    ) -> Result<Answered, McpError> {
-        relabel(tools, call, args, Relabel::Add).await
+    fn operation_id(args: &mut LabelArgs) -> Option<String> {
+        args.operation_id.take()
+    }
+
+    fn request(
+        args: LabelArgs,
+        problems: &mut Vec<FieldViolation>,
+    ) -> ToolRequest<(TicketAt, LabelDraft)> {
+        label_request(args, problems)
+    }
+
+    fn result(key: &OperationKey, outcome: Outcome) -> Result<CallToolResult, McpError> {
+        ticket_write_result(Self::ACTION, key, outcome)
     }
 }
 
-/// Which way a label write goes.
-#[derive(Debug, Clone, Copy)]
-pub(super) enum Relabel {
-    /// `add_label`.
-    Add,
-    /// `remove_label`.
-    Remove,
-}
-
-/// `add_label` or `remove_label`: the arguments read, then the kitchen's
-/// write, then its result.
-pub(super) async fn relabel(
-    tools: &TicketTools,
-    call: &WriteCall,
-    args: Arguments<LabelArgs>,
-    way: Relabel,
-) -> Result<Answered, McpError> {
-    let Read { args, problems } = args.read()?;
-    let (key, mut problems) = match keyed(call.action, args.operation_id, problems) {
-        Ok(keyed) => keyed,
-        Err(answer) => return Ok(*answer),
-    };
-    call.keyed(&key);
-    let ticket = named_ticket(args.ticket_id, &mut problems);
-    let expected_version = expected_version(args.expected_version, &mut problems);
-    let draft = LabelDraft { label: args.label };
-    if !problems.is_empty() {
-        let checked = draft
-            .validate(ticket.unwrap_or_else(no_ticket))
-            .err()
-            .unwrap_or_default();
-        return Ok(refused_arguments(call.action, &key, problems, checked));
+/// The request of `add_label` or `remove_label`, which read their
+/// arguments alike.
+pub(super) fn label_request(
+    args: LabelArgs,
+    problems: &mut Vec<FieldViolation>,
+) -> ToolRequest<(TicketAt, LabelDraft)> {
+    let (at, names_a_ticket) = target(args.ticket_id, args.expected_version, problems);
+    ToolRequest {
+        request: (at, LabelDraft { label: args.label }),
+        names_a_ticket,
     }
-    let outcome = match ticket {
-        Some(id) => {
-            let (kitchen, actor) = (&tools.kitchen, call.who.actor);
-            let at = TicketAt::new(id, expected_version);
-            match way {
-                Relabel::Add => kitchen.add_label(actor, &key, at, &draft).await,
-                Relabel::Remove => kitchen.remove_label(actor, &key, at, &draft).await,
-            }
-            .map_err(unexpected)?
-        }
-        None => unknown_ticket(),
-    };
-    answered(call.action, outcome, |o| {
-        ticket_write_result(call.action, &key, o)
-    })
 }
 
 /// `add_label` and `remove_label` arguments.
@@ -103,6 +73,11 @@ pub(crate) struct LabelArgs {
 
 impl ToolArgs for LabelArgs {}
 
+/// The tool's description, as a model reads it (hashed into the contract,
+/// and linted with every other: `mcp-door/tests/contract.rs`).
+const DESCRIPTION: &str = "Put a label on a ticket (at most 20); one it has changes nothing. \
+operation_id works as in create_ticket.";
+
 #[tool_router(router = add_label_tool, vis = "pub(crate)")]
 impl TicketTools {
     // Not destructive: a label can be taken off again, and the change is
@@ -110,7 +85,7 @@ impl TicketTools {
     // (and a label the ticket has changes nothing).
     #[tool(
         name = "add_label",
-        description = contract::ADD_LABEL,
+        description = DESCRIPTION,
         output_schema = schema_for_output::<TicketWriteResult>(),
         annotations(
             title = "Add label to ticket",

@@ -1,56 +1,51 @@
 //! `create_ticket`: a new ticket, made once per operation_id.
 
-use kitchen::{Action, TicketDraft};
+use kitchen::actions::CreateTicket;
+use kitchen::{FieldViolation, OperationKey, Outcome, TicketDraft};
 use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::CallToolResponse;
+use rmcp::model::{CallToolResponse, CallToolResult};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, tool, tool_router};
 
-use crate::args::{Arguments, CreateTicketArgs, Read};
-use crate::contract;
-use crate::outcomes::{Answered, create_result, unexpected};
+use crate::args::{Arguments, CreateTicketArgs};
+use crate::outcomes::create_result;
 use crate::results::CreateTicketResult;
 use crate::tools::TicketTools;
-use crate::writes::{WriteCall, WriteTool, answered, keyed, refused_arguments};
+use crate::writes::{ToolRequest, WriteTool};
 
-/// The create_ticket tool.
-pub(crate) struct CreateTicket;
-
+/// `create_ticket`: the ticket's fields, as `preview_ticket` reads them.
 impl WriteTool for CreateTicket {
-    const ACTION: Action = Action::CreateTicket;
-    type Args = Arguments<CreateTicketArgs>;
+    type Args = CreateTicketArgs;
 
-    async fn perform(
-        tools: &TicketTools,
-        call: &WriteCall,
-        args: Self::Args,
-    ) -> Result<Answered, McpError> {
-        let Read { args, problems } = args.read()?;
-        let (key, problems) = match keyed(call.action, args.operation_id, problems) {
-            Ok(keyed) => keyed,
-            Err(answer) => return Ok(*answer),
-        };
-        call.keyed(&key);
-        let draft = TicketDraft::from(args.ticket);
-        if !problems.is_empty() {
-            let checked = draft.validate().err().unwrap_or_default();
-            return Ok(refused_arguments(call.action, &key, problems, checked));
+    fn operation_id(args: &mut CreateTicketArgs) -> Option<String> {
+        args.operation_id.take()
+    }
+
+    fn request(args: CreateTicketArgs, _: &mut Vec<FieldViolation>) -> ToolRequest<TicketDraft> {
+        ToolRequest {
+            request: TicketDraft::from(args.ticket),
+            names_a_ticket: true,
         }
-        let outcome = tools
-            .kitchen
-            .create_ticket(call.who.actor, &key, &draft)
-            .await
-            .map_err(unexpected)?;
-        answered(call.action, outcome, |o| create_result(&key, o))
+    }
+
+    fn result(key: &OperationKey, outcome: Outcome) -> Result<CallToolResult, McpError> {
+        create_result(key, outcome)
     }
 }
+
+/// The tool's description, as a model reads it (hashed into the contract,
+/// and linted with every other: `mcp-door/tests/contract.rs`).
+const DESCRIPTION: &str = "Create one ticket. operation_id makes retries safe: invent a fresh \
+UUID for each new ticket you intend, and reuse it with the same arguments when retrying after an \
+error, timeout or lost reply; the retry returns the original ticket instead of making a second one. \
+If unsure whether a ticket was created, call get_operation_status first.";
 
 #[tool_router(router = create_ticket_tool, vis = "pub(crate)")]
 impl TicketTools {
     #[tool(
         name = "create_ticket",
-        description = contract::CREATE_TICKET,
+        description = DESCRIPTION,
         output_schema = schema_for_output::<CreateTicketResult>(),
         annotations(
             title = "Create ticket",

@@ -7,8 +7,8 @@
 //! are hashed and linted together.
 //!
 //! Each file adds its tool to the server with a router of its own
-//! (`#[tool_router(router = …)]`), which `TicketTools` joins with the read
-//! tools' router.
+//! (`#[tool_router(router = …)]`); [`TicketTools::write_tools`] joins them,
+//! and `tools.rs` joins those with the read tools'.
 
 pub(crate) mod add_comment;
 pub(crate) mod add_label;
@@ -16,3 +16,20 @@ pub(crate) mod create_ticket;
 pub(crate) mod remove_label;
 pub(crate) mod transition_ticket;
 pub(crate) mod update_ticket;
+
+use rmcp::handler::server::router::tool::ToolRouter;
+
+use crate::tools::TicketTools;
+
+impl TicketTools {
+    /// Every write tool, each from the router of the file that defines it:
+    /// a new action is its file's `mod` line above and one `+` here.
+    pub(crate) fn write_tools() -> ToolRouter<Self> {
+        Self::create_ticket_tool()
+            + Self::update_ticket_tool()
+            + Self::transition_ticket_tool()
+            + Self::add_comment_tool()
+            + Self::add_label_tool()
+            + Self::remove_label_tool()
+    }
+}

@@ -1,69 +1,50 @@
 //! `transition_ticket`: a move to another status.
 
-use kitchen::{Action, MAX_KEY_LEN, MAX_REASON_CHARS, MIN_KEY_LEN, TicketAt, TransitionDraft};
+use kitchen::actions::TransitionTicket;
+use kitchen::{
+    FieldViolation, MAX_KEY_LEN, MAX_REASON_CHARS, MIN_KEY_LEN, OperationKey, Outcome,
+    RetrySafeWrite, TicketAt, TransitionDraft,
+};
 use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::CallToolResponse;
+use rmcp::model::{CallToolResponse, CallToolResult};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, tool, tool_router};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::args::{Arguments, Read, ToolArgs};
+use crate::args::{Arguments, ToolArgs};
 use crate::contract;
-use crate::fields::{expected_version, named_ticket, no_ticket};
-use crate::outcomes::{Answered, ticket_write_result, unexpected};
+use crate::fields::target;
+use crate::outcomes::ticket_write_result;
 use crate::results::{TicketWriteResult, status_names};
 use crate::tools::TicketTools;
-use crate::writes::{WriteCall, WriteTool, answered, keyed, refused_arguments, unknown_ticket};
-
-/// The transition_ticket tool.
-pub(crate) struct TransitionTicket;
+use crate::writes::{ToolRequest, WriteTool};
 
 impl WriteTool for TransitionTicket {
-    const ACTION: Action = Action::TransitionTicket;
-    type Args = Arguments<TransitionTicketArgs>;
+    type Args = TransitionTicketArgs;
 
-    async fn perform(
-        tools: &TicketTools,
-        call: &WriteCall,
-        args: Self::Args,
-    ) -> Result<Answered, McpError> {
-        let Read { args, problems } = args.read()?;
-        let (key, mut problems) = match keyed(call.action, args.operation_id, problems) {
-            Ok(keyed) => keyed,
-            Err(answer) => return Ok(*answer),
-        };
-        call.keyed(&key);
-        let ticket = named_ticket(args.ticket_id, &mut problems);
-        let expected_version = expected_version(args.expected_version, &mut problems);
+    fn operation_id(args: &mut TransitionTicketArgs) -> Option<String> {
+        args.operation_id.take()
+    }
+
+    fn request(
+        args: TransitionTicketArgs,
+        problems: &mut Vec<FieldViolation>,
+    ) -> ToolRequest<(TicketAt, TransitionDraft)> {
+        let (at, names_a_ticket) = target(args.ticket_id, args.expected_version, problems);
         let draft = TransitionDraft {
             to: args.to,
             reason: args.reason,
         };
-        if !problems.is_empty() {
-            let checked = draft
-                .validate(ticket.unwrap_or_else(no_ticket))
-                .err()
-                .unwrap_or_default();
-            return Ok(refused_arguments(call.action, &key, problems, checked));
+        ToolRequest {
+            request: (at, draft),
+            names_a_ticket,
         }
-        let outcome = match ticket {
-            Some(id) => tools
-                .kitchen
-                .transition_ticket(
-                    call.who.actor,
-                    &key,
-                    TicketAt::new(id, expected_version),
-                    &draft,
-                )
-                .await
-                .map_err(unexpected)?,
-            None => unknown_ticket(),
-        };
-        answered(call.action, outcome, |o| {
-            ticket_write_result(call.action, &key, o)
-        })
+    }
+
+    fn result(key: &OperationKey, outcome: Outcome) -> Result<CallToolResult, McpError> {
+        ticket_write_result(Self::ACTION, key, outcome)
     }
 }
 
@@ -89,6 +70,12 @@ pub(crate) struct TransitionTicketArgs {
 
 impl ToolArgs for TransitionTicketArgs {}
 
+/// The tool's description, as a model reads it (hashed into the contract,
+/// and linted with every other: `mcp-door/tests/contract.rs`).
+const DESCRIPTION: &str = "Move a ticket to another status. Only some moves are \
+allowed; a refused move lists allowed_moves. operation_id works as in create_ticket: a retry \
+returns the first result and moves nothing again.";
+
 #[tool_router(router = transition_ticket_tool, vis = "pub(crate)")]
 impl TicketTools {
     // Not destructive: a status move loses nothing. Every status can be
@@ -96,7 +83,7 @@ impl TicketTools {
     // Idempotent given the same operation_id, as every write.
     #[tool(
         name = "transition_ticket",
-        description = contract::TRANSITION_TICKET,
+        description = DESCRIPTION,
         output_schema = schema_for_output::<TicketWriteResult>(),
         annotations(
             title = "Move ticket to a status",

@@ -1,49 +1,42 @@
 //! `update_ticket`: a merge patch of a ticket's fields, where a null
 //! description or assignee removes it.
 
+use kitchen::actions::UpdateTicket;
 use kitchen::{
-    Action, MAX_ASSIGNEE_CHARS, MAX_DESCRIPTION_CHARS, MAX_KEY_LEN, MAX_TITLE_CHARS, MIN_KEY_LEN,
-    TicketPatch, TicketUpdate,
+    FieldViolation, MAX_ASSIGNEE_CHARS, MAX_DESCRIPTION_CHARS, MAX_KEY_LEN, MAX_TITLE_CHARS,
+    MIN_KEY_LEN, OperationKey, Outcome, RetrySafeWrite, TicketPatch, TicketUpdate,
 };
 use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::CallToolResponse;
+use rmcp::model::{CallToolResponse, CallToolResult};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, tool, tool_router};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::args::{Arguments, Read, ToolArgs, present};
+use crate::args::{Arguments, ToolArgs, present};
 use crate::contract;
-use crate::fields::{expected_version, named_ticket, no_ticket};
-use crate::outcomes::{Answered, ticket_write_result, unexpected};
+use crate::fields::target;
+use crate::outcomes::ticket_write_result;
 use crate::results::{TicketWriteResult, priority_names};
 use crate::tools::TicketTools;
-use crate::writes::{WriteCall, WriteTool, answered, keyed, refused_arguments, unknown_ticket};
-
-/// The update_ticket tool.
-pub(crate) struct UpdateTicket;
+use crate::writes::{ToolRequest, WriteTool};
 
 impl WriteTool for UpdateTicket {
-    const ACTION: Action = Action::UpdateTicket;
-    type Args = Arguments<UpdateTicketArgs>;
+    type Args = UpdateTicketArgs;
 
-    async fn perform(
-        tools: &TicketTools,
-        call: &WriteCall,
-        args: Self::Args,
-    ) -> Result<Answered, McpError> {
-        let Read { args, problems } = args.read()?;
-        let (key, mut problems) = match keyed(call.action, args.operation_id, problems) {
-            Ok(keyed) => keyed,
-            Err(answer) => return Ok(*answer),
-        };
-        call.keyed(&key);
-        let ticket = named_ticket(args.ticket_id, &mut problems);
-        let expected_version = expected_version(args.expected_version, &mut problems);
+    fn operation_id(args: &mut UpdateTicketArgs) -> Option<String> {
+        args.operation_id.take()
+    }
+
+    fn request(
+        args: UpdateTicketArgs,
+        problems: &mut Vec<FieldViolation>,
+    ) -> ToolRequest<TicketUpdate> {
+        let (at, names_a_ticket) = target(args.ticket_id, args.expected_version, problems);
         let update = TicketUpdate {
-            ticket_id: ticket.unwrap_or_else(no_ticket),
-            expected_version,
+            ticket_id: at.ticket_id,
+            expected_version: at.expected_version,
             // Title and priority cannot be removed, so for them a null was
             // read as left out; description and assignee keep theirs.
             patch: TicketPatch {
@@ -53,21 +46,14 @@ impl WriteTool for UpdateTicket {
                 assignee: args.assignee,
             },
         };
-        if !problems.is_empty() {
-            let checked = update.validate().err().unwrap_or_default();
-            return Ok(refused_arguments(call.action, &key, problems, checked));
+        ToolRequest {
+            request: update,
+            names_a_ticket,
         }
-        let outcome = match ticket {
-            Some(_) => tools
-                .kitchen
-                .update_ticket(call.who.actor, &key, &update)
-                .await
-                .map_err(unexpected)?,
-            None => unknown_ticket(),
-        };
-        answered(call.action, outcome, |o| {
-            ticket_write_result(call.action, &key, o)
-        })
+    }
+
+    fn result(key: &OperationKey, outcome: Outcome) -> Result<CallToolResult, McpError> {
+        ticket_write_result(Self::ACTION, key, outcome)
     }
 }
 
@@ -104,6 +90,13 @@ impl ToolArgs for UpdateTicketArgs {
     const NULL_REMOVES: &'static [&'static str] = &["description", "assignee"];
 }
 
+/// The tool's description, as a model reads it (hashed into the contract,
+/// and linted with every other: `mcp-door/tests/contract.rs`).
+const DESCRIPTION: &str = "Change a ticket's title, description, priority or assignee; \
+arguments left out are kept. With expected_version, the change is refused if the ticket changed \
+since you read it. operation_id works as in create_ticket: a retry returns the first result and \
+changes nothing again.";
+
 #[tool_router(router = update_ticket_tool, vis = "pub(crate)")]
 impl TicketTools {
     // Destructive: it replaces or removes a title, description, priority or
@@ -113,7 +106,7 @@ impl TicketTools {
     // same operation_id, a repeat changes nothing again.
     #[tool(
         name = "update_ticket",
-        description = contract::UPDATE_TICKET,
+        description = DESCRIPTION,
         output_schema = schema_for_output::<TicketWriteResult>(),
         annotations(
             title = "Update ticket",

@@ -6,6 +6,7 @@ use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, State};
 use axum::response::Response;
 use http::HeaderMap;
+use kitchen::actions::AddComment;
 use kitchen::{Action, Actor, Caller, CommentDraft, Kitchen, TicketAt};
 use telemetry::Metrics;
 
@@ -105,7 +106,7 @@ pub(crate) async fn add(
             let draft: CommentDraft = json_body::parse(headers, body, action)?;
             let ticket = TicketAt::new(ticket_id(&id)?, expected_version);
             Ok(kitchen
-                .add_comment(Actor::from(caller), &key, ticket, &draft)
+                .write::<AddComment>(Actor::from(caller), &key, &(ticket, draft))
                 .await?)
         },
         writes::comment_added,

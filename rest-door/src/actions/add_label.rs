@@ -6,6 +6,7 @@ use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, State};
 use axum::response::Response;
 use http::HeaderMap;
+use kitchen::actions::AddLabel;
 use kitchen::{Action, Actor, Caller, Kitchen, LabelDraft, TicketAt};
 use serde::Deserialize;
 use telemetry::Metrics;
@@ -108,7 +109,7 @@ pub(crate) async fn add(
             let draft: LabelDraft = json_body::parse(headers, body, action)?;
             let ticket = TicketAt::new(ticket_id(&id)?, expected_version);
             Ok(kitchen
-                .add_label(Actor::from(caller), &key, ticket, &draft)
+                .write::<AddLabel>(Actor::from(caller), &key, &(ticket, draft))
                 .await?)
         },
         writes::ticket_changed,

@@ -6,6 +6,7 @@ use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
 use axum::response::Response;
 use http::HeaderMap;
+use kitchen::actions::CreateTicket;
 use kitchen::{Action, Actor, Caller, Kitchen, TicketDraft};
 use telemetry::Metrics;
 
@@ -97,7 +98,7 @@ pub(crate) async fn create(
             let request: CreateTicketRequest = json_body::parse(headers, body, action)?;
             let draft = TicketDraft::from(request);
             Ok(kitchen
-                .create_ticket(Actor::from(caller), &key, &draft)
+                .write::<CreateTicket>(Actor::from(caller), &key, &draft)
                 .await?)
         },
         writes::ticket_created,

@@ -5,6 +5,7 @@ use axum::Extension;
 use axum::extract::{Path, State};
 use axum::response::Response;
 use http::HeaderMap;
+use kitchen::actions::RemoveLabel;
 use kitchen::{Action, Actor, Caller, Kitchen, LabelDraft, TicketAt};
 use telemetry::Metrics;
 
@@ -81,7 +82,7 @@ pub(crate) async fn remove(
             let draft = LabelDraft { label: Some(label) };
             let ticket = TicketAt::new(ticket_id(&id)?, expected_version);
             Ok(kitchen
-                .remove_label(Actor::from(caller), &key, ticket, &draft)
+                .write::<RemoveLabel>(Actor::from(caller), &key, &(ticket, draft))
                 .await?)
         },
         writes::ticket_changed,

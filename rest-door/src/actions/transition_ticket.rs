@@ -7,6 +7,7 @@ use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, State};
 use axum::response::Response;
 use http::HeaderMap;
+use kitchen::actions::TransitionTicket;
 use kitchen::{Action, Actor, Caller, Kitchen, TicketAt, TransitionDraft};
 use telemetry::Metrics;
 
@@ -102,7 +103,7 @@ pub(crate) async fn transition(
             let draft: TransitionDraft = json_body::parse(headers, body, action)?;
             let ticket = TicketAt::new(ticket_id(&id)?, expected_version);
             Ok(kitchen
-                .transition_ticket(Actor::from(caller), &key, ticket, &draft)
+                .write::<TransitionTicket>(Actor::from(caller), &key, &(ticket, draft))
                 .await?)
         },
         writes::ticket_changed,

@@ -6,6 +6,7 @@ use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, State};
 use axum::response::Response;
 use http::HeaderMap;
+use kitchen::actions::UpdateTicket;
 use kitchen::{Action, Actor, Caller, Kitchen, TicketPatch, TicketUpdate};
 use telemetry::Metrics;
 
@@ -112,7 +113,7 @@ pub(crate) async fn update(
                 patch,
             };
             Ok(kitchen
-                .update_ticket(Actor::from(caller), &key, &update)
+                .write::<UpdateTicket>(Actor::from(caller), &key, &update)
                 .await?)
         },
         writes::ticket_changed,

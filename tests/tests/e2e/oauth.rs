@@ -701,22 +701,26 @@ async fn a_mapped_subject_acts_for_its_tenant_without_a_claim(db: TestDatabase) 
     assert_eq!(app.ticket_count(&acme).await, 1);
 }
 
-/// The policy lists every route behind a token and every tool by name, so
-/// that none falls to a default.
+/// The policy names every route behind a token (by its operationId) and
+/// every tool, reads by a list and writes by their action, so that none
+/// falls to a default.
 #[test]
 fn the_access_policy_names_every_route_and_every_tool() {
     let doc = serde_json::to_value(rest_door::openapi()).expect("JSON");
     let mut secured = Vec::new();
-    for (path, item) in doc["paths"].as_object().expect("paths") {
-        for (method, op) in item.as_object().expect("an item") {
+    for item in doc["paths"].as_object().expect("paths").values() {
+        for op in item.as_object().expect("an item").values() {
             if op.get("security").is_some() {
-                secured.push((method.to_uppercase(), path.clone()));
+                let id = op["operationId"].as_str().expect("an operationId");
+                secured.push(id.to_owned());
             }
         }
     }
-    let mut listed: Vec<(String, String)> = access::policy::ROUTES
+    // Every write by its action's name, every read listed.
+    let mut listed: Vec<String> = access::policy::READ_OPERATIONS
         .iter()
-        .map(|(m, p, _)| (m.as_str().to_owned(), (*p).to_owned()))
+        .map(|o| (*o).to_owned())
+        .chain(kitchen::Action::ALL.map(|a| a.as_str().to_owned()))
         .collect();
     secured.sort();
     listed.sort();

@@ -1,6 +1,7 @@
 //! `load`: the benchmark's load generator and ceilings. See `load --help`
 //! and docs/performance.md.
 
+use kitchen::actions::CreateTicket;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -175,7 +176,7 @@ async fn main() -> anyhow::Result<()> {
                         title: Some("Ceiling".into()),
                         ..Default::default()
                     };
-                    let primed = kitchen.create_ticket(tenant, &key, &draft).await?;
+                    let primed = kitchen.write::<CreateTicket>(tenant, &key, &draft).await?;
                     anyhow::ensure!(
                         matches!(primed, kitchen::Outcome::Created(_)),
                         "could not make the record the read ceiling reads: {}",

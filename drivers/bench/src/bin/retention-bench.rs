@@ -18,6 +18,7 @@
 //! number of records whatever the machine's speed. Prints markdown tables on
 //! stdout (paste them into the doc), progress on stderr.
 
+use kitchen::actions::CreateTicket;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -235,7 +236,7 @@ impl Bench {
             tasks.spawn(async move {
                 while next.fetch_add(1, Ordering::Relaxed) < count {
                     let key = OperationKey::parse(uuid::Uuid::now_v7().to_string())?;
-                    let outcome = kitchen.create_ticket(tenant, &key, &draft).await?;
+                    let outcome = kitchen.write::<CreateTicket>(tenant, &key, &draft).await?;
                     anyhow::ensure!(
                         matches!(outcome, Outcome::Created(_)),
                         "a create with a fresh key answered {}",
@@ -376,7 +377,9 @@ impl Bench {
         let mut replay_keys = Vec::new();
         for _ in 0..100 {
             let key = OperationKey::parse(uuid::Uuid::now_v7().to_string())?;
-            let outcome = kitchen.create_ticket(tenant, &key, &self.draft).await?;
+            let outcome = kitchen
+                .write::<CreateTicket>(tenant, &key, &self.draft)
+                .await?;
             anyhow::ensure!(
                 matches!(outcome, Outcome::Created(_)),
                 "priming a replay key answered {}",
@@ -535,7 +538,7 @@ impl Bench {
                         OperationKey::parse(uuid::Uuid::now_v7().to_string())?
                     };
                     let sent = Instant::now();
-                    let outcome = kitchen.create_ticket(tenant, &key, &draft).await?;
+                    let outcome = kitchen.write::<CreateTicket>(tenant, &key, &draft).await?;
                     // `record`, not `saturating_record`: only the former
                     // grows the histogram; the latter clamps a slow answer
                     // to the largest value seen so far.

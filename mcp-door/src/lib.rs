@@ -11,16 +11,18 @@
 //! # Layout
 //!
 //! - [`TicketTools`] (`tools`): the rmcp server handler (with `tasks/*`)
-//!   over nine tools, whose router it joins from the files below, each
+//!   over eleven tools (five reads, six writes), whose router it joins from the files below, each
 //!   tool with its contract hash; and the caller of a call.
 //! - `actions/`: one file per write tool (`create_ticket`,
-//!   `update_ticket`, `transition_ticket`, `add_comment`), as the kitchen
-//!   has one per action: the tool's definition and its `WriteTool`, how
-//!   its arguments become the kitchen's command. Adding a write is adding
-//!   a file here.
-//! - `writes`: what every write shares: the call's life (caller, attempt,
-//!   the wait for its outcome or a task, measurements), the operation_id
-//!   read first and alone, the answer to the kitchen's outcome.
+//!   `update_ticket`, `transition_ticket`, `add_comment`, `add_label`,
+//!   `remove_label`), as the kitchen has one per action: the tool's
+//!   description, definition and arguments, and its `WriteTool`, how its
+//!   arguments become the kitchen's request and its outcome the tool's
+//!   result; and the list of them. Adding a write is adding a file here.
+//! - `writes`: what every write shares: the operation_id read first and
+//!   alone, every argument's problem reported at once with the kitchen's
+//!   own, the call's life (caller, attempt, the wait for its outcome or a
+//!   task, measurements), the answer to the kitchen's outcome.
 //! - `reads`: the five read tools (`get_operation_status`,
 //!   `preview_ticket`, `get_ticket`, `list_tickets`, `list_comments`).
 //! - `fields`: how the arguments several tools share are read (ticket_id,
@@ -42,8 +44,8 @@
 //! - `vocabulary`: what each write is called in the door's sentences
 //!   ("ticket", "change", "comment", what a second try could do, its
 //!   result's shape): the door's one per-action table of words, a leaf.
-//! - [`contract`]: every description the model reads, and the contract
-//!   hash each tool publishes in `_meta` and stamps on its calls' telemetry.
+//! - [`contract`]: the read tools' descriptions, the instructions, and the
+//!   contract hash each tool publishes in `_meta` and stamps on its calls' telemetry.
 //! - `result_text`: what results say (each `next_step`, this door's own
 //!   field errors, a task's messages), read at the moment a model decides
 //!   whether to retry.

@@ -10,9 +10,9 @@ use std::collections::BTreeMap;
 use utoipa::openapi::header::HeaderBuilder;
 use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, SchemaFormat, SchemaType, Type};
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityRequirement, SecurityScheme};
-use utoipa::openapi::{ContentBuilder, OpenApi, Ref, RefOr, Response, ResponseBuilder};
+use utoipa::openapi::{OpenApi, RefOr, Response};
 
-use crate::problem::PROBLEM_JSON;
+use crate::shared_responses::{problem, secured_operations, string_header};
 
 /// The security schemes: `bearer` (a static API token) and `oauth` (an
 /// identity provider's access token).
@@ -43,53 +43,23 @@ impl utoipa::Modify for BearerAuth {
 
 /// `doc` with the access policy applied to every secured operation.
 pub(crate) fn with_access_policy(mut doc: OpenApi) -> OpenApi {
-    for item in doc.paths.paths.values_mut() {
-        for operation in [
-            item.get.as_mut(),
-            item.post.as_mut(),
-            item.patch.as_mut(),
-            item.put.as_mut(),
-            item.delete.as_mut(),
-        ] {
-            let Some(operation) = operation else { continue };
-            if operation.security.as_ref().is_none_or(Vec::is_empty) {
-                continue;
-            }
-            let needed = access::policy::rest(operation.operation_id.as_deref());
-            let scopes: Vec<String> = needed.iter().map(|s| s.as_str().to_owned()).collect();
-            operation.security = Some(vec![
-                SecurityRequirement::new("bearer", Vec::<String>::new()),
-                SecurityRequirement::new("oauth", scopes),
-            ]);
-            let responses = &mut operation.responses.responses;
-            responses.insert("403".into(), RefOr::T(forbidden(&needed.to_string())));
-            add_auth_unavailable(responses);
-        }
+    for operation in secured_operations(&mut doc) {
+        let needed = access::policy::rest(operation.operation_id.as_deref());
+        let scopes: Vec<String> = needed.iter().map(|s| s.as_str().to_owned()).collect();
+        operation.security = Some(vec![
+            SecurityRequirement::new("bearer", Vec::<String>::new()),
+            SecurityRequirement::new("oauth", scopes),
+        ]);
+        let responses = &mut operation.responses.responses;
+        responses.insert("403".into(), RefOr::T(forbidden(&needed.to_string())));
+        add_auth_unavailable(responses);
     }
     doc
 }
 
-fn problem_response(description: String) -> ResponseBuilder {
-    ResponseBuilder::new().description(description).content(
-        PROBLEM_JSON,
-        ContentBuilder::new()
-            .schema(Some(Ref::from_schema_name("Problem")))
-            .build(),
-    )
-}
-
-fn string_header(description: &str) -> utoipa::openapi::header::Header {
-    HeaderBuilder::new()
-        .schema(Some(
-            ObjectBuilder::new().schema_type(SchemaType::Type(Type::String)),
-        ))
-        .description(Some(description))
-        .build()
-}
-
 /// The `403` of a token without `scope`.
 fn forbidden(scope: &str) -> Response {
-    problem_response(format!(
+    problem(&format!(
         "The token does not carry `{scope}`, which this operation needs \
          (`insufficient-scope`). Nothing was done and no key was used."
     ))
@@ -127,9 +97,7 @@ fn add_auth_unavailable(responses: &mut BTreeMap<String, RefOr<Response>>) {
                 .or_insert(RefOr::T(retry_after));
         }
         _ => {
-            let response = problem_response(SAYS.to_owned())
-                .header("Retry-After", retry_after)
-                .build();
+            let response = problem(SAYS).header("Retry-After", retry_after).build();
             responses.insert("503".into(), RefOr::T(response));
         }
     }

@@ -32,6 +32,8 @@
 //! - `schema`: the bodies as the OpenAPI document describes them, their
 //!   limits taken from the kitchen's constants.
 //! - `links`: every address the door hands out.
+//! - `shared_responses`: the answers many operations share (`401`, `500`,
+//!   a write's `413` and `415`), added to the OpenAPI document once.
 //! - `vocabulary`: what each write is called in the door's words (its
 //!   request, what a caller intends by it, each status's next step): the
 //!   door's one per-action table of prose, a leaf.
@@ -59,6 +61,7 @@ pub mod links;
 pub mod problem;
 mod routes;
 mod schema;
+mod shared_responses;
 mod state;
 mod versions;
 mod vocabulary;
@@ -137,12 +140,12 @@ fn public_routes() -> OpenApiRouter<DoorState> {
 
 /// The OpenAPI 3.1 document of every REST route.
 pub fn openapi() -> utoipa::openapi::OpenApi {
-    access_doc::with_access_policy(
+    shared_responses::with_shared_responses(access_doc::with_access_policy(
         OpenApiRouter::with_openapi(ApiDoc::openapi())
             .merge(public_routes())
             .merge(v1_routes())
             .into_openapi(),
-    )
+    ))
 }
 
 /// The REST door over `kitchen`: `/v1/…` behind bearer authentication
@@ -163,7 +166,9 @@ pub fn router(kitchen: Kitchen, metrics: Metrics, access: Authenticator) -> Rout
         .merge(public_routes())
         .merge(v1)
         .split_for_parts();
-    let openapi = std::sync::Arc::new(access_doc::with_access_policy(openapi));
+    let openapi = std::sync::Arc::new(shared_responses::with_shared_responses(
+        access_doc::with_access_policy(openapi),
+    ));
     router
         .route(
             "/openapi.json",

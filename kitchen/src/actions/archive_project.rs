@@ -258,5 +258,21 @@ mod tests {
         );
     }
 
+    /// `docs/adding-an-action.md` shows this example as this file has it,
+    /// so the guide cannot drift from code that compiles and runs.
+    #[test]
+    fn the_guide_shows_this_example_as_it_is() {
+        let guide = include_str!("../../../docs/adding-an-action.md");
+        let example = include_str!("archive_project.rs")
+            .split("// guide: begin\n")
+            .nth(1)
+            .and_then(|rest| rest.split("// guide: end").next())
+            .expect("the example's markers");
+        assert!(
+            guide.contains(example),
+            "docs/adding-an-action.md must quote the example between the markers as it is"
+        );
+    }
+
     crate::on_both_databases!(an_effect_that_is_not_a_ticket_is_retry_safe);
 }

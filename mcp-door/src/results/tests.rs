@@ -1,8 +1,10 @@
-use kitchen::{AttemptKind, AttemptResult, Trigger};
+use kitchen::{AttemptKind, AttemptResult, EffectAttempt, OperationState, Trigger};
 use serde_json::{Value, json};
 use time::OffsetDateTime;
 
+use super::status::{EffectSummary, Reconciliation};
 use super::*;
+use crate::result_text;
 
 const KEY: &str = "0193a4f2-7c1e-7b8a-9f00-4c2d1e5b6a79";
 

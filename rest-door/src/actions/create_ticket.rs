@@ -57,18 +57,13 @@ use crate::schema::{CreateTicketRequest, TicketBody};
                 ("Idempotency-Replayable-Until" = String, description = "Until when a retry of this request with this key replays the first answer (RFC 3339); after it the same request answers `Idempotent-Replayed: expired`. See the API description."),
             )),
         (status = 400, description = "Idempotency-Key missing or malformed (`idempotency-key-missing`, `idempotency-key-malformed`), the body not JSON (`malformed-json`) or of the wrong shape (`invalid-body`), fields invalid (`validation-failed`; `errors` lists each), a precondition header sent (`If-Match`, `If-None-Match`, `If-Unmodified-Since`: a create needs none, its key already makes it happen once) or a header the server needs once sent twice or malformed (`bad-request`). Nothing created, key not used.", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Missing or invalid bearer token.", body = Problem, content_type = "application/problem+json",
-            headers(("WWW-Authenticate" = String, description = "Bearer"))),
         (status = 409, description = "An earlier attempt with this key is still running. Retry the same request later.", body = Problem, content_type = "application/problem+json",
             headers(("Retry-After" = u64, description = "Seconds to wait"))),
-        (status = 413, description = "Body over 64 KiB (after gzip decoding). It is refused before the key is read. Nothing created, key not used.", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Body is not application/json (`unsupported-media-type`), or compressed with a Content-Encoding other than gzip (`unsupported-content-encoding`). Nothing created, key not used.", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "The key was used for a different request (`original_operation` links its status resource), or the ticket provider refused the ticket (`provider-rejected`; the key is not used up). Nothing created.", body = Problem, content_type = "application/problem+json",
             headers(
                 ("Link" = String, description = "<status resource>; rel=\"original\""),
                 ("Idempotency-Replayable-Until" = String, description = "The replay horizon of the operation that owns the key (RFC 3339): for a reused key, the original operation's"),
             )),
-        (status = 500, description = "Something failed on our side (`internal`; logged). The outcome is unknown: retry the same request with the same key, or GET the operation by key.", body = Problem, content_type = "application/problem+json"),
         (status = 503, description = "The request ran past the server's timeout (`timeout`): the outcome is unknown, retry with the same key. Or the ticket provider could not be reached (`provider-unavailable`): nothing was sent or created and the key is not used up; retry after Retry-After seconds. Or the database cannot be used right now (`database-unavailable`): detail says whether anything was written (nearly always nothing); retry with the same key after Retry-After seconds.", body = Problem, content_type = "application/problem+json",
             headers(
                 ("Retry-After" = u64, description = "Seconds to wait (`provider-unavailable`)"),

@@ -146,9 +146,6 @@ pub(crate) struct OperationList {
     responses(
         (status = 200, description = "A page of operations.", body = OperationList),
         (status = 400, description = "A query parameter is not valid (`validation-failed`; `errors` lists each), a parameter is given twice, or a header the server needs once was sent twice or is malformed (`bad-request`).", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Missing or invalid bearer token.", body = Problem, content_type = "application/problem+json",
-            headers(("WWW-Authenticate" = String, description = "Bearer"))),
-        (status = 500, description = "Something failed on our side (`internal`; logged). Retry.", body = Problem, content_type = "application/problem+json"),
         (status = 503, description = "The request ran past the server's timeout (`timeout`). Retry. Or the database cannot be used right now (`database-unavailable`): retry after Retry-After seconds.", body = Problem, content_type = "application/problem+json"),
     ),
     security(("bearer" = [])),

@@ -368,10 +368,7 @@ fn key_path_schema() -> utoipa::openapi::schema::Object {
     responses(
         (status = 200, description = "The operation record (with a ticket provider: the effect, its attempts and the last reconciliation; an unsettled one is first searched for at the provider, never sent there again: a read never writes). `phase` says where the key is: `replayable` (a retry replays the first answer) or `expired` (past `replayable_until`, until `retained_until`: the key is spent, a retry with it makes nothing new and answers the resource as it is now).", body = OperationStatus),
         (status = 400, description = "The key cannot be an Idempotency-Key (`idempotency-key-malformed`: not printable ASCII of a key's length), so nothing can have been recorded under it; or the path is not valid percent-encoded UTF-8, or a header the server needs once was sent twice or is malformed (`bad-request`).", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Missing or invalid bearer token.", body = Problem, content_type = "application/problem+json",
-            headers(("WWW-Authenticate" = String, description = "Bearer"))),
         (status = 404, description = "Nothing recorded for this key (`operation-not-found`): the write did not happen, or the key was used more than the tombstone horizon ago (keys are remembered until their `retained_until`); a retry with the same key is safe. Or an unknown action (`not-found`, naming the actions).", body = Problem, content_type = "application/problem+json"),
-        (status = 500, description = "Something failed on our side (`internal`; logged). Retry.", body = Problem, content_type = "application/problem+json"),
         (status = 503, description = "The request ran past the server's timeout (`timeout`). Retry. Or the database cannot be used right now (`database-unavailable`): retry after Retry-After seconds.", body = Problem, content_type = "application/problem+json"),
     ),
     security(("bearer" = [])),

@@ -46,8 +46,6 @@ pub(crate) struct Stats {
     responses(
         (status = 200, description = "Outcome counts and retry rates of the caller's tenant.", body = Stats),
         (status = 400, description = "A header the server needs once was sent twice or is malformed (`bad-request`).", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Missing or invalid bearer token.", body = Problem, content_type = "application/problem+json",
-            headers(("WWW-Authenticate" = String, description = "Bearer"))),
     ),
     security(("bearer" = [])))]
 pub(crate) async fn stats(

@@ -176,7 +176,11 @@ async fn the_document_matches_the_router() {
             vec!["200", "400", "401", "403", "500", "503"],
         ),
         ("get", "/v1/operations/{action}/{key}", read.to_vec()),
-        ("get", "/v1/stats", vec!["200", "400", "401", "403", "503"]),
+        (
+            "get",
+            "/v1/stats",
+            vec!["200", "400", "401", "403", "500", "503"],
+        ),
         ("get", "/healthz", vec!["200", "400"]),
         ("get", "/readyz", vec!["200", "400", "503"]),
         ("get", "/metrics", vec!["200", "400"]),

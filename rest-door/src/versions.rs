@@ -111,7 +111,7 @@ pub(crate) fn expected_version(headers: &HeaderMap) -> Result<Option<Version>, R
 /// Refuses the precondition headers `action` cannot honour: any
 /// `If-None-Match` or `If-Unmodified-Since`, and `If-Match` on a create
 /// (there is no ticket yet whose version it could name). Every write route
-/// passes through here (`routes::writes::attempt`), so the rule is one.
+/// passes through here (`routes::writes::WriteDoor::write`), so the rule is one.
 pub(crate) fn refuse_unsupported_preconditions(
     headers: &HeaderMap,
     action: Action,

@@ -1,21 +1,18 @@
 //! `add_comment`: `POST /v1/tickets/{id}/comments`.
 
-use axum::Extension;
 use axum::body::Bytes;
+use axum::extract::Path;
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{Path, State};
 use axum::response::Response;
-use http::HeaderMap;
 use kitchen::actions::AddComment;
-use kitchen::{Action, Actor, Caller, CommentDraft, Kitchen, TicketAt};
-use telemetry::Metrics;
+use kitchen::{CommentDraft, RetrySafeWrite, TicketAt};
 
 use crate::error::RestError;
 use crate::idempotency_key::IdempotencyKeyHeader;
 use crate::json_body;
 use crate::problem::Problem;
 use crate::routes::tickets::ticket_id;
-use crate::routes::writes::{self, OutcomeUnknown, WriteRequest};
+use crate::routes::writes::{self, OutcomeUnknown, WriteDoor};
 use crate::schema::{CommentBody, CommentRequest};
 use crate::versions::{self, IfMatchHeader};
 
@@ -79,30 +76,15 @@ use crate::versions::{self, IfMatchHeader};
     security(("bearer" = [])),
 )]
 pub(crate) async fn add(
-    State(kitchen): State<Kitchen>,
-    State(metrics): State<Metrics>,
-    Extension(caller): Extension<Caller>,
+    door: WriteDoor,
     Path(id): Path<String>,
-    headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, RestError> {
-    let action = Action::AddComment;
-    let request = WriteRequest {
-        metrics: &metrics,
-        caller: &caller,
-        headers: &headers,
-        action,
-    };
-    let (kitchen, caller, headers) = (&kitchen, &caller, &headers);
-    writes::attempt(
-        request,
-        |key| async move {
+    door.write::<AddComment>(
+        |headers| {
             let expected_version = versions::expected_version(headers)?;
-            let draft: CommentDraft = json_body::parse(headers, body, action)?;
-            let ticket = TicketAt::new(ticket_id(&id)?, expected_version);
-            Ok(kitchen
-                .write::<AddComment>(Actor::from(caller), &key, &(ticket, draft))
-                .await?)
+            let draft: CommentDraft = json_body::parse(headers, body, AddComment::ACTION)?;
+            Ok((TicketAt::new(ticket_id(&id)?, expected_version), draft))
         },
         writes::comment_added,
     )

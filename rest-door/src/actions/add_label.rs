@@ -1,15 +1,12 @@
 //! `add_label`: `POST /v1/tickets/{id}/labels`, a label put on a ticket.
 
-use axum::Extension;
 use axum::body::Bytes;
+use axum::extract::Path;
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{Path, State};
 use axum::response::Response;
-use http::HeaderMap;
 use kitchen::actions::AddLabel;
-use kitchen::{Action, Actor, Caller, Kitchen, LabelDraft, TicketAt};
+use kitchen::{LabelDraft, RetrySafeWrite, TicketAt};
 use serde::Deserialize;
-use telemetry::Metrics;
 use utoipa::ToSchema;
 
 use crate::error::RestError;
@@ -17,7 +14,7 @@ use crate::idempotency_key::IdempotencyKeyHeader;
 use crate::json_body;
 use crate::problem::Problem;
 use crate::routes::tickets::ticket_id;
-use crate::routes::writes::{self, WriteRequest};
+use crate::routes::writes::{self, WriteDoor};
 use crate::schema::{TicketBody, label_schema};
 use crate::versions::{self, IfMatchHeader};
 
@@ -82,30 +79,15 @@ pub(crate) struct LabelRequest {
     security(("bearer" = [])),
 )]
 pub(crate) async fn add(
-    State(kitchen): State<Kitchen>,
-    State(metrics): State<Metrics>,
-    Extension(caller): Extension<Caller>,
+    door: WriteDoor,
     Path(id): Path<String>,
-    headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, RestError> {
-    let action = Action::AddLabel;
-    let request = WriteRequest {
-        metrics: &metrics,
-        caller: &caller,
-        headers: &headers,
-        action,
-    };
-    let (kitchen, caller, headers) = (&kitchen, &caller, &headers);
-    writes::attempt(
-        request,
-        |key| async move {
+    door.write::<AddLabel>(
+        |headers| {
             let expected_version = versions::expected_version(headers)?;
-            let draft: LabelDraft = json_body::parse(headers, body, action)?;
-            let ticket = TicketAt::new(ticket_id(&id)?, expected_version);
-            Ok(kitchen
-                .write::<AddLabel>(Actor::from(caller), &key, &(ticket, draft))
-                .await?)
+            let draft: LabelDraft = json_body::parse(headers, body, AddLabel::ACTION)?;
+            Ok((TicketAt::new(ticket_id(&id)?, expected_version), draft))
         },
         writes::ticket_changed,
     )

@@ -1,20 +1,16 @@
 //! `create_ticket`: `POST /v1/tickets`.
 
-use axum::Extension;
 use axum::body::Bytes;
-use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
 use axum::response::Response;
-use http::HeaderMap;
 use kitchen::actions::CreateTicket;
-use kitchen::{Action, Actor, Caller, Kitchen, TicketDraft};
-use telemetry::Metrics;
+use kitchen::{RetrySafeWrite, TicketDraft};
 
 use crate::error::RestError;
 use crate::idempotency_key::IdempotencyKeyHeader;
 use crate::json_body;
 use crate::problem::Problem;
-use crate::routes::writes::{self, OutcomeUnknown, WriteRequest};
+use crate::routes::writes::{self, OutcomeUnknown, WriteDoor};
 use crate::schema::{CreateTicketRequest, TicketBody};
 
 /// Create a ticket, at most once per Idempotency-Key.
@@ -73,28 +69,14 @@ use crate::schema::{CreateTicketRequest, TicketBody};
     security(("bearer" = [])),
 )]
 pub(crate) async fn create(
-    State(kitchen): State<Kitchen>,
-    State(metrics): State<Metrics>,
-    Extension(caller): Extension<Caller>,
-    headers: HeaderMap,
+    door: WriteDoor,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, RestError> {
-    let action = Action::CreateTicket;
-    let request = WriteRequest {
-        metrics: &metrics,
-        caller: &caller,
-        headers: &headers,
-        action,
-    };
-    let (kitchen, caller, headers) = (&kitchen, &caller, &headers);
-    writes::attempt(
-        request,
-        |key| async move {
-            let request: CreateTicketRequest = json_body::parse(headers, body, action)?;
-            let draft = TicketDraft::from(request);
-            Ok(kitchen
-                .write::<CreateTicket>(Actor::from(caller), &key, &draft)
-                .await?)
+    door.write::<CreateTicket>(
+        |headers| {
+            let request: CreateTicketRequest =
+                json_body::parse(headers, body, CreateTicket::ACTION)?;
+            Ok(TicketDraft::from(request))
         },
         writes::ticket_created,
     )

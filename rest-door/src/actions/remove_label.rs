@@ -1,19 +1,16 @@
 //! `remove_label`: `DELETE /v1/tickets/{id}/labels/{label}`, a label
 //! taken off a ticket.
 
-use axum::Extension;
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::response::Response;
-use http::HeaderMap;
 use kitchen::actions::RemoveLabel;
-use kitchen::{Action, Actor, Caller, Kitchen, LabelDraft, TicketAt};
-use telemetry::Metrics;
+use kitchen::{LabelDraft, TicketAt};
 
 use crate::error::RestError;
 use crate::idempotency_key::IdempotencyKeyHeader;
 use crate::problem::Problem;
 use crate::routes::tickets::ticket_id;
-use crate::routes::writes::{self, WriteRequest};
+use crate::routes::writes::{self, WriteDoor};
 use crate::schema::TicketBody;
 use crate::versions::{self, IfMatchHeader};
 
@@ -59,28 +56,14 @@ use crate::versions::{self, IfMatchHeader};
     security(("bearer" = [])),
 )]
 pub(crate) async fn remove(
-    State(kitchen): State<Kitchen>,
-    State(metrics): State<Metrics>,
-    Extension(caller): Extension<Caller>,
+    door: WriteDoor,
     Path((id, label)): Path<(String, String)>,
-    headers: HeaderMap,
 ) -> Result<Response, RestError> {
-    let request = WriteRequest {
-        metrics: &metrics,
-        caller: &caller,
-        headers: &headers,
-        action: Action::RemoveLabel,
-    };
-    let (kitchen, caller, headers) = (&kitchen, &caller, &headers);
-    writes::attempt(
-        request,
-        |key| async move {
+    door.write::<RemoveLabel>(
+        |headers| {
             let expected_version = versions::expected_version(headers)?;
             let draft = LabelDraft { label: Some(label) };
-            let ticket = TicketAt::new(ticket_id(&id)?, expected_version);
-            Ok(kitchen
-                .write::<RemoveLabel>(Actor::from(caller), &key, &(ticket, draft))
-                .await?)
+            Ok((TicketAt::new(ticket_id(&id)?, expected_version), draft))
         },
         writes::ticket_changed,
     )

@@ -1,22 +1,19 @@
 //! `transition_ticket`: `POST /v1/tickets/{id}/transitions`, a move
 //! through the status machine.
 
-use axum::Extension;
 use axum::body::Bytes;
+use axum::extract::Path;
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{Path, State};
 use axum::response::Response;
-use http::HeaderMap;
 use kitchen::actions::TransitionTicket;
-use kitchen::{Action, Actor, Caller, Kitchen, TicketAt, TransitionDraft};
-use telemetry::Metrics;
+use kitchen::{RetrySafeWrite, TicketAt, TransitionDraft};
 
 use crate::error::RestError;
 use crate::idempotency_key::IdempotencyKeyHeader;
 use crate::json_body;
 use crate::problem::Problem;
 use crate::routes::tickets::ticket_id;
-use crate::routes::writes::{self, OutcomeUnknown, WriteRequest};
+use crate::routes::writes::{self, OutcomeUnknown, WriteDoor};
 use crate::schema::{TicketBody, TransitionRequest};
 use crate::versions::{self, IfMatchHeader};
 
@@ -76,30 +73,15 @@ use crate::versions::{self, IfMatchHeader};
     security(("bearer" = [])),
 )]
 pub(crate) async fn transition(
-    State(kitchen): State<Kitchen>,
-    State(metrics): State<Metrics>,
-    Extension(caller): Extension<Caller>,
+    door: WriteDoor,
     Path(id): Path<String>,
-    headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, RestError> {
-    let action = Action::TransitionTicket;
-    let request = WriteRequest {
-        metrics: &metrics,
-        caller: &caller,
-        headers: &headers,
-        action,
-    };
-    let (kitchen, caller, headers) = (&kitchen, &caller, &headers);
-    writes::attempt(
-        request,
-        |key| async move {
+    door.write::<TransitionTicket>(
+        |headers| {
             let expected_version = versions::expected_version(headers)?;
-            let draft: TransitionDraft = json_body::parse(headers, body, action)?;
-            let ticket = TicketAt::new(ticket_id(&id)?, expected_version);
-            Ok(kitchen
-                .write::<TransitionTicket>(Actor::from(caller), &key, &(ticket, draft))
-                .await?)
+            let draft: TransitionDraft = json_body::parse(headers, body, TransitionTicket::ACTION)?;
+            Ok((TicketAt::new(ticket_id(&id)?, expected_version), draft))
         },
         writes::ticket_changed,
     )

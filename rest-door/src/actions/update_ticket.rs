@@ -1,21 +1,18 @@
 //! `update_ticket`: `PATCH /v1/tickets/{id}`, a JSON merge patch.
 
-use axum::Extension;
 use axum::body::Bytes;
+use axum::extract::Path;
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{Path, State};
 use axum::response::Response;
-use http::HeaderMap;
 use kitchen::actions::UpdateTicket;
-use kitchen::{Action, Actor, Caller, Kitchen, TicketPatch, TicketUpdate};
-use telemetry::Metrics;
+use kitchen::{RetrySafeWrite, TicketPatch, TicketUpdate};
 
 use crate::error::RestError;
 use crate::idempotency_key::IdempotencyKeyHeader;
 use crate::json_body;
 use crate::problem::Problem;
 use crate::routes::tickets::ticket_id;
-use crate::routes::writes::{self, OutcomeUnknown, WriteRequest};
+use crate::routes::writes::{self, OutcomeUnknown, WriteDoor};
 use crate::schema::{TicketBody, TicketPatchRequest};
 use crate::versions::{self, IfMatchHeader};
 
@@ -80,37 +77,22 @@ use crate::versions::{self, IfMatchHeader};
     security(("bearer" = [])),
 )]
 pub(crate) async fn update(
-    State(kitchen): State<Kitchen>,
-    State(metrics): State<Metrics>,
-    Extension(caller): Extension<Caller>,
+    door: WriteDoor,
     Path(id): Path<String>,
-    headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, RestError> {
-    let action = Action::UpdateTicket;
-    let request = WriteRequest {
-        metrics: &metrics,
-        caller: &caller,
-        headers: &headers,
-        action,
-    };
-    let (kitchen, caller, headers) = (&kitchen, &caller, &headers);
-    writes::attempt(
-        request,
-        |key| async move {
+    door.write::<UpdateTicket>(
+        |headers| {
             let expected_version = versions::expected_version(headers)?;
             // Straight into the kitchen's patch: it knows "left out" from
             // `null`, and refuses unknown fields by name.
             let patch: TicketPatch =
-                json_body::parse_as(headers, body, action, json_body::MERGE_PATCH)?;
-            let update = TicketUpdate {
+                json_body::parse_as(headers, body, UpdateTicket::ACTION, json_body::MERGE_PATCH)?;
+            Ok(TicketUpdate {
                 ticket_id: ticket_id(&id)?,
                 expected_version,
                 patch,
-            };
-            Ok(kitchen
-                .write::<UpdateTicket>(Actor::from(caller), &key, &update)
-                .await?)
+            })
         },
         writes::ticket_changed,
     )

@@ -5,12 +5,14 @@
 
 use std::future::Future;
 
+use axum::extract::FromRequestParts;
 use axum::response::{IntoResponse, Response};
+use http::request::Parts;
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use kitchen::whole_seconds;
 use kitchen::{
-    Action, Caller, Comment, Expired, NotCreatedReason, OperationKey, OperationRef, OperationState,
-    Outcome, Receipt, Ticket,
+    Action, Actor, Caller, Comment, Expired, Kitchen, KitchenWrite, NotCreatedReason, OperationKey,
+    OperationRef, OperationState, Outcome, Receipt, Ticket,
 };
 use serde::Serialize;
 use telemetry::{Attempt, ContractFailure, Door, Metrics};
@@ -20,6 +22,7 @@ use utoipa::ToSchema;
 
 use crate::error::RestError;
 use crate::schema::{CommentBody, TicketBody};
+use crate::state::DoorState;
 use crate::{idempotency_key, links, versions};
 
 /// Response header that marks an answer to a key used before: `true` for a
@@ -36,15 +39,82 @@ pub const IDEMPOTENCY_REPLAYABLE_UNTIL: HeaderName =
     HeaderName::from_static("idempotency-replayable-until");
 
 /// One write request as it arrived.
-pub(crate) struct WriteRequest<'a> {
+struct WriteRequest<'a> {
     /// Where the attempt is measured.
-    pub(crate) metrics: &'a Metrics,
+    metrics: &'a Metrics,
     /// Who is writing.
-    pub(crate) caller: &'a Caller,
+    caller: &'a Caller,
     /// The request's headers (the key, the request id).
-    pub(crate) headers: &'a HeaderMap,
+    headers: &'a HeaderMap,
     /// The write.
-    pub(crate) action: Action,
+    action: Action,
+}
+
+/// What a write route is handed besides its own path and body: the
+/// kitchen, the metrics, the caller and the request's headers.
+pub(crate) struct WriteDoor {
+    kitchen: Kitchen,
+    metrics: Metrics,
+    caller: Caller,
+    headers: HeaderMap,
+}
+
+impl FromRequestParts<DoorState> for WriteDoor {
+    type Rejection = RestError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &DoorState) -> Result<Self, RestError> {
+        let caller =
+            parts.extensions.get::<Caller>().cloned().ok_or_else(|| {
+                RestError::Internal("a write route ran before authentication".into())
+            })?;
+        Ok(Self {
+            kitchen: state.kitchen.clone(),
+            metrics: state.metrics.clone(),
+            caller,
+            headers: parts.headers.clone(),
+        })
+    }
+}
+
+impl WriteDoor {
+    /// The whole of a write route: the key first ([`attempt`]), then the
+    /// request, as `read` makes it from the headers (and whatever the
+    /// route took from its path and body), then the kitchen's write `W`,
+    /// whose result `success` answers.
+    pub(crate) async fn write<W>(
+        self,
+        read: impl FnOnce(&HeaderMap) -> Result<W::Request, RestError>,
+        success: impl FnOnce(&Receipt<W::Result>, bool) -> Response,
+    ) -> Result<Response, RestError>
+    where
+        W: KitchenWrite,
+        W::Result: Current,
+    {
+        let Self {
+            kitchen,
+            metrics,
+            caller,
+            headers,
+        } = self;
+        let request = WriteRequest {
+            metrics: &metrics,
+            caller: &caller,
+            headers: &headers,
+            action: W::ACTION,
+        };
+        let (kitchen, caller, headers) = (&kitchen, &caller, &headers);
+        attempt(
+            request,
+            |key| async move {
+                let request = read(headers)?;
+                Ok(kitchen
+                    .write::<W>(Actor::from(caller), &key, &request)
+                    .await?)
+            },
+            success,
+        )
+        .await
+    }
 }
 
 /// Runs one write attempt: reads the key, hands it to `perform` (which
@@ -52,7 +122,7 @@ pub(crate) struct WriteRequest<'a> {
 /// outcome, a result through `success` (`true` when it is a replay). The
 /// attempt is measured with the kitchen's name for the outcome and, when
 /// the kitchen calls it the caller's mistake, what the caller has to fix.
-pub(crate) async fn attempt<T, Fut>(
+async fn attempt<T, Fut>(
     request: WriteRequest<'_>,
     perform: impl FnOnce(OperationKey) -> Fut,
     success: impl FnOnce(&Receipt<T>, bool) -> Response,

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use crate::clock::Clock;
+use crate::domain::duplicate::DuplicateGuard;
 use crate::provider::TicketBackend;
 
 /// How long a key replays its frozen answer by default: 30 days.
@@ -81,6 +82,10 @@ pub struct KitchenConfig {
     /// How many finished answers are kept in memory, so that a retry within
     /// the replay window skips the database.
     pub replay_cache: ReplayCacheConfig,
+    /// What a create or a comment whose content matches a recent write
+    /// under another key meets (a tenant may have its own mode:
+    /// [`Kitchen::set_duplicate_guard`](crate::Kitchen::set_duplicate_guard)).
+    pub duplicate_guard: DuplicateGuard,
 }
 
 impl Default for KitchenConfig {
@@ -98,6 +103,7 @@ impl Default for KitchenConfig {
             backend: TicketBackend::Local,
             write_group_max: DEFAULT_WRITE_GROUP_MAX,
             replay_cache: ReplayCacheConfig::default(),
+            duplicate_guard: DuplicateGuard::default(),
         }
     }
 }

@@ -20,6 +20,7 @@ use std::sync::Arc;
 use crate::auth_cache::AuthCache;
 use crate::backend::Backend;
 use crate::domain::action::Action;
+use crate::domain::duplicate::GuardMode;
 use crate::domain::fault::{StorageFault, Written};
 use crate::domain::identity::TenantVia;
 use crate::domain::lifecycle::Horizons;
@@ -40,6 +41,9 @@ pub struct Kitchen {
     auth_cache: Arc<AuthCache<Caller>>,
     /// Identity-provider subjects' tenants, by a hash of the identity.
     identity_cache: Arc<AuthCache<(Tenant, TenantVia)>>,
+    /// Tenants' own likely-duplicate guard modes, by tenant id (`None`:
+    /// the deployment's), reread after the same time as a token.
+    guard_modes: Arc<AuthCache<Option<GuardMode>>>,
     /// The generic write path, on this kitchen's database.
     pub(crate) engine: Engine,
     /// Where writes happen.
@@ -63,6 +67,7 @@ impl Kitchen {
         tracing::debug!(database = db.kind(), "kitchen connected");
         let auth_cache = Arc::new(AuthCache::new(config.auth_cache_ttl));
         let identity_cache = Arc::new(AuthCache::new(config.auth_cache_ttl));
+        let guard_modes = Arc::new(AuthCache::new(config.auth_cache_ttl));
         let writer = GroupWriter::for_db(&db, &config).await?;
         let engine = Engine {
             db: db.clone(),
@@ -80,6 +85,7 @@ impl Kitchen {
             config,
             auth_cache,
             identity_cache,
+            guard_modes,
             engine,
             backend,
             health: Health::default(),

@@ -94,6 +94,9 @@ pub use domain::change::{Change, Changes};
 pub use domain::comment::{
     Comment, CommentBody, CommentDraft, CommentId, CommentPage, MAX_COMMENT_CHARS, NewComment,
 };
+pub use domain::duplicate::{
+    DEFAULT_DUPLICATE_WINDOW, DuplicateGuard, EarlierWrite, GuardMode, WriteOptions,
+};
 pub use domain::effect::{
     AttemptKind, AttemptResult, EffectAttempt, EffectLedger, ExternalRef, FailedCall,
     OperationStatus, Trigger, Upkeep,

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use crate::KitchenError;
 use crate::domain::action::Action;
+use crate::domain::duplicate::EarlierWrite;
 use crate::domain::effect::{AttemptKind, AttemptResult, EffectAttempt, OperationStatus};
 use crate::domain::operation::{OperationRecord, OperationRef, OperationState, ResultSnapshot};
 use crate::domain::status::TicketStatus;
@@ -138,6 +139,15 @@ pub enum Refusal {
         /// The action asked for.
         action: Action,
     },
+    /// The likely-duplicate guard is in `confirm` mode and a write with the
+    /// same content was made (or is being made) under another key within
+    /// its window: this looks like a retry under a fresh key. Nothing was
+    /// written and the key is unused. Retry with the earlier write's key if
+    /// this was a retry; send `confirm_new` if a second one is meant.
+    PossibleDuplicate {
+        /// The earlier write.
+        of: EarlierWrite,
+    },
 }
 
 /// Why a provider made nothing.
@@ -178,10 +188,18 @@ impl NotCreatedReason {
 
 impl<T> Outcome<T> {
     /// The outcome's stable name (`created`, `replayed`, `expired`, `conflict`,
-    /// `invalid`, `refused`, `in_progress`, `not_created`, `unknown`), as
-    /// doors report it and metrics label it.
+    /// `invalid`, `refused`, `in_progress`, `not_created`, `unknown`, and
+    /// `possible_duplicate` for a write the likely-duplicate guard flagged,
+    /// made under `warn` or refused under `confirm`), as doors report it
+    /// and metrics label it.
     pub fn name(&self) -> &'static str {
         match self {
+            // Made, but flagged: counted apart, so that how often callers
+            // mint a fresh key for what looks like a retry is one query.
+            Self::Created(receipt) if receipt.possible_duplicate_of.is_some() => {
+                "possible_duplicate"
+            }
+            Self::Refused(Refusal::PossibleDuplicate { .. }) => "possible_duplicate",
             Self::Created(_) => "created",
             Self::Replayed(_) => "replayed",
             Self::Expired(_) => "expired",
@@ -261,6 +279,7 @@ impl<T> Outcome<T> {
             KitchenError::CorruptRecord(format!("result snapshot of {}: {e}", original.key))
         })?;
         Ok(Self::Replayed(Receipt {
+            possible_duplicate_of: None,
             result,
             snapshot,
             operation: original,
@@ -286,6 +305,11 @@ pub struct Receipt<T = Ticket> {
     pub snapshot: ResultSnapshot,
     /// The operation record.
     pub operation: OperationRecord,
+    /// On the first answer of a new key only, when the likely-duplicate
+    /// guard warns: an earlier write under another key with the same
+    /// content, within the guard's window. Not part of the frozen result,
+    /// so a replay carries none.
+    pub possible_duplicate_of: Option<EarlierWrite>,
 }
 
 /// What an operation's status means, by the kitchen's one rule for it, so
@@ -323,6 +347,7 @@ impl OperationStatus {
                     .parse::<T>()
                     .map_err(|e| corrupt(format!("its result does not read: {e}")))?;
                 Outcome::Created(Receipt {
+                    possible_duplicate_of: None,
                     result,
                     snapshot,
                     operation: record.clone(),

@@ -272,6 +272,7 @@ impl Kitchen {
                 key,
                 draft,
                 command,
+                None,
                 false,
             )
             .await

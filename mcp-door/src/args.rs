@@ -242,7 +242,9 @@ fn admit(expected: Option<&str>, nullable: bool, value: Value) -> Admitted {
     match (expected, value) {
         (_, Value::Null) if nullable => Admitted::Value(Value::Null),
         (_, Value::Null) => Admitted::Omitted,
-        (Some("string"), value @ Value::String(_)) => Admitted::Value(value),
+        (Some("string"), value @ Value::String(_)) | (Some("boolean"), value @ Value::Bool(_)) => {
+            Admitted::Value(value)
+        }
         (Some("integer"), Value::Number(n)) => {
             if let Some(i) = n.as_i64() {
                 Admitted::Value(i.into())
@@ -266,7 +268,9 @@ fn admit(expected: Option<&str>, nullable: bool, value: Value) -> Admitted {
                 }
             }
         }
-        (Some("string" | "integer"), value) => Admitted::Refused(json_type(&value).into()),
+        (Some("string" | "integer" | "boolean"), value) => {
+            Admitted::Refused(json_type(&value).into())
+        }
         (_, value) => Admitted::Value(value),
     }
 }
@@ -311,6 +315,9 @@ pub(crate) struct CreateTicketArgs {
     /// The ticket.
     #[serde(flatten)]
     pub(crate) ticket: TicketArgs,
+    /// A second ticket with the same content as a recent one is meant.
+    #[schemars(description = contract::CONFIRM_NEW_ARG)]
+    pub(crate) confirm_new: Option<bool>,
 }
 
 impl ToolArgs for CreateTicketArgs {}

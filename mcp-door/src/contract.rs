@@ -68,9 +68,8 @@ fn write_canonical(value: &Value, out: &mut String) {
 
 /// `get_operation_status`.
 pub const GET_OPERATION_STATUS: &str = "Find out what happened to a write call, by its \
-operation_id and the tool it was sent to. Returns the result if it happened. If nothing was \
-recorded, that call changed nothing and repeating it with the same operation_id and arguments is \
-safe. After create_ticket answered status unknown, this checks with the ticket provider.";
+operation_id and tool. Returns its result if it happened; if nothing was recorded, that call \
+changed nothing and repeating it with the same operation_id and arguments is safe.";
 
 /// `preview_ticket`.
 pub const PREVIEW_TICKET: &str = "Check a ticket without creating it: validates the arguments and \
@@ -88,27 +87,31 @@ pub const LIST_COMMENTS: &str = "List a ticket's comments, oldest first, a page 
 
 /// The `operation_id` argument of every write.
 pub const OPERATION_ID_ARG: &str =
-    "Invented by you: a fresh UUID per intended effect, reused unchanged on every retry of it.";
+    "Invented by you: one fresh UUID per intended effect, reused on each retry of it.";
 
 /// The `operation_id` argument of `get_operation_status`.
 pub const OPERATION_ID_LOOKUP_ARG: &str =
     "Taken from the call you want to check: the operation_id you invented for it.";
+
+/// `confirm_new`'s description (create_ticket, add_comment).
+pub const CONFIRM_NEW_ARG: &str =
+    "true: you mean a second one like a recent one (possible_duplicate).";
 
 /// The `action` argument of `get_operation_status`.
 pub const ACTION_ARG: &str = "The tool that call was sent to (default create_ticket).";
 
 /// The `project_id` argument.
 pub const PROJECT_ID_ARG: &str =
-    "Project slug such as billing-api. Taken from the user's request or an earlier ticket.";
+    "Taken from the user's request or a ticket: a slug such as billing-api.";
 
 /// The `label` argument of `add_label` and `remove_label`.
 pub const LABEL_ARG: &str = "Such as needs-triage.";
 
 /// The `label` argument of `list_tickets`.
-pub const LABEL_FILTER_ARG: &str = "Only tickets carrying this label, such as needs-triage: lowercase letters, digits and hyphens.";
+pub const LABEL_FILTER_ARG: &str = "Only tickets with this label.";
 
 /// The `ticket_id` argument.
-pub const TICKET_ID_ARG: &str = "Taken from a create_ticket or list_tickets result.";
+pub const TICKET_ID_ARG: &str = "Taken from a ticket in an earlier result.";
 
 /// The `cursor` argument.
 pub const CURSOR_ARG: &str =

@@ -21,8 +21,8 @@ use telemetry::ContractFailure;
 use crate::contract;
 use crate::result_text;
 use crate::results::{
-    CommentOut, CommentWriteResult, CreateTicketResult, FieldError, OriginalOperation, TicketOut,
-    TicketWriteResult, ToolProblem,
+    CommentOut, CommentWriteResult, CreateTicketResult, FieldError, OriginalOperation,
+    PossibleDuplicateOf, TicketOut, TicketWriteResult, ToolProblem,
 };
 use crate::vocabulary::{ResultShape, words};
 
@@ -37,6 +37,8 @@ struct Said<T> {
     errors: Option<Vec<FieldError>>,
     /// For `conflict`.
     original_operation: Option<OriginalOperation>,
+    /// For `possible_duplicate`, and a write the guard warned about.
+    possible_duplicate_of: Option<PossibleDuplicateOf>,
     /// For `not_created` and `unknown`.
     reason: Option<String>,
     /// The refusal, for the fields only the ticket writes show.
@@ -62,6 +64,7 @@ fn said<T>(action: Action, outcome: Outcome<T>) -> Said<T> {
         made: None,
         errors: None,
         original_operation: None,
+        possible_duplicate_of: None,
         reason: None,
         refusal: None,
         retry_after_seconds,
@@ -72,9 +75,24 @@ fn said<T>(action: Action, outcome: Outcome<T>) -> Said<T> {
     // The success status of each action: a ticket write changes a ticket.
     let done = words(action).done;
     match outcome {
-        Outcome::Created(receipt) => Said {
-            made: Some(receipt.result),
-            ..base(done, result_text::done(action))
+        Outcome::Created(receipt) => match receipt.possible_duplicate_of.as_ref() {
+            None => Said {
+                made: Some(receipt.result),
+                ..base(done, result_text::done(action))
+            },
+            Some(earlier) => {
+                let earlier = PossibleDuplicateOf::from(earlier);
+                let next_step = result_text::possible_duplicate_made(
+                    action,
+                    &earlier.operation_id,
+                    &earlier.created_at,
+                );
+                Said {
+                    made: Some(receipt.result),
+                    possible_duplicate_of: Some(earlier),
+                    ..base(done, next_step)
+                }
+            }
         },
         Outcome::Replayed(receipt) => Said {
             made: Some(receipt.result),
@@ -138,9 +156,23 @@ fn said<T>(action: Action, outcome: Outcome<T>) -> Said<T> {
                     "not_supported_by_provider",
                     result_text::not_supported_by_provider(action),
                 ),
+                Refusal::PossibleDuplicate { of } => (
+                    "possible_duplicate",
+                    result_text::possible_duplicate_refused(
+                        action,
+                        of.key.as_str(),
+                        &kitchen::rfc3339(of.created_at),
+                    ),
+                ),
+            };
+            let possible_duplicate_of = if let Refusal::PossibleDuplicate { of } = &refusal {
+                Some(PossibleDuplicateOf::from(of))
+            } else {
+                None
             };
             Said {
                 refusal: Some(refusal),
+                possible_duplicate_of,
                 ..base(status, next_step)
             }
         }
@@ -217,7 +249,13 @@ pub(crate) fn create_result(
     outcome: Outcome,
 ) -> Result<CallToolResult, McpError> {
     let said = said(Action::CreateTicket, outcome);
-    if said.refusal.is_some() {
+    // A create is refused only by the likely-duplicate guard: the kitchen
+    // has no ticket to refuse it for.
+    if said
+        .refusal
+        .as_ref()
+        .is_some_and(|r| !matches!(r, Refusal::PossibleDuplicate { .. }))
+    {
         return Err(unpublished(Action::CreateTicket, said.status));
     }
     Ok(answer(
@@ -228,6 +266,7 @@ pub(crate) fn create_result(
             ticket: said.made.as_ref().map(TicketOut::from),
             errors: said.errors,
             original_operation: said.original_operation,
+            possible_duplicate_of: said.possible_duplicate_of,
             reason: said.reason,
             retry_after_seconds: said.retry_after_seconds,
             replayable_until: said.replayable_until,
@@ -257,6 +296,10 @@ pub(crate) fn ticket_write_result(
             Some(from.as_str().into()),
             Some(allowed.iter().map(|s| s.as_str().into()).collect()),
         ),
+        // Only creates and comments meet the likely-duplicate guard.
+        Some(Refusal::PossibleDuplicate { .. }) => {
+            return Err(unpublished(action, said.status));
+        }
         Some(
             Refusal::TicketNotFound { .. }
             | Refusal::LabelLimitReached { .. }
@@ -304,7 +347,8 @@ pub(crate) fn comment_write_result(
             Refusal::TicketNotFound { .. }
             | Refusal::LabelLimitReached { .. }
             | Refusal::NotAtProvider { .. }
-            | Refusal::NotSupportedByProvider { .. },
+            | Refusal::NotSupportedByProvider { .. }
+            | Refusal::PossibleDuplicate { .. },
         )
         | None => None,
     };
@@ -316,6 +360,7 @@ pub(crate) fn comment_write_result(
             comment: said.made.as_ref().map(CommentOut::from),
             errors: said.errors,
             original_operation: said.original_operation,
+            possible_duplicate_of: said.possible_duplicate_of,
             current_version,
             reason: said.reason,
             retry_after_seconds: said.retry_after_seconds,
@@ -342,6 +387,7 @@ pub(crate) fn invalid_write(
             ticket: None,
             errors,
             original_operation: None,
+            possible_duplicate_of: None,
             reason: None,
             retry_after_seconds: None,
             replayable_until: None,
@@ -367,6 +413,7 @@ pub(crate) fn invalid_write(
             comment: None,
             errors,
             original_operation: None,
+            possible_duplicate_of: None,
             current_version: None,
             reason: None,
             retry_after_seconds: None,

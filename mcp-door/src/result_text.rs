@@ -19,6 +19,38 @@ pub(crate) fn done(action: Action) -> String {
     )
 }
 
+/// A write made under a new operation_id although a call with the same
+/// arguments was made under another one minutes before (the guard's
+/// `warn`): most likely a retry that invented a new operation_id. Says
+/// plainly what exists now, and what to do either way.
+pub(crate) fn possible_duplicate_made(action: Action, earlier_id: &str, at: &str) -> String {
+    let Words { thing, made, .. } = words(action);
+    format!(
+        "Done, but an identical {thing} was already {made} at {at} under operation_id \
+         {earlier_id}. If this call was a retry of that one, a second {thing} now exists: next \
+         time retry with the first operation_id. If you meant a second {thing}, nothing to do."
+    )
+}
+
+/// A write refused by the guard's `confirm`: the same arguments were sent
+/// minutes before under another operation_id. Nothing was made and the
+/// key is unused.
+pub(crate) fn possible_duplicate_refused(action: Action, earlier_id: &str, at: &str) -> String {
+    let Words {
+        thing,
+        made,
+        nothing,
+        ..
+    } = words(action);
+    format!(
+        "{nothing}: an identical {thing} was already {made} at {at} under operation_id \
+         {earlier_id}. If this is a retry, that {thing} is the one you wanted: check it with \
+         {} using operation_id {earlier_id}. Only if you really mean a second {thing}, call \
+         again with the same arguments and confirm_new: true.",
+        status_lookup(action)
+    )
+}
+
 /// A write answered `replayed`.
 pub(crate) fn replayed(action: Action) -> Cow<'static, str> {
     words(action).replayed.into()

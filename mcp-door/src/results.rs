@@ -1,8 +1,8 @@
 //! Tool results: structured content, described by each tool's output schema.
 
 use kitchen::{
-    Action, Comment, FieldViolation, KeyPhase, OperationRef, Priority, Ticket, TicketStatus,
-    rfc3339,
+    Action, Comment, EarlierWrite, FieldViolation, KeyPhase, OperationRef, Priority, Ticket,
+    TicketStatus, rfc3339,
 };
 use schemars::{JsonSchema, Schema};
 use serde::Serialize;
@@ -142,13 +142,15 @@ impl From<FieldViolation> for FieldError {
 /// What `create_ticket` answers.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct CreateTicketResult {
-    /// created, replayed, expired, conflict, invalid, in_progress, not_created or unknown.
+    /// created, replayed, expired, conflict, invalid, possible_duplicate, in_progress,
+    /// not_created or unknown.
     #[schemars(extend("enum" = [
         "created",
         "replayed",
         "expired",
         "conflict",
         "invalid",
+        "possible_duplicate",
         "in_progress",
         "not_created",
         "unknown"
@@ -164,6 +166,10 @@ pub struct CreateTicketResult {
     /// For conflict: what this operation_id already did (never its arguments).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub original_operation: Option<OriginalOperation>,
+    /// For possible_duplicate, and created when the server warns: an earlier call with the
+    /// same arguments under another operation_id, within the last minutes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub possible_duplicate_of: Option<PossibleDuplicateOf>,
     /// For not_created and unknown: what the ticket provider said, or what is known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
@@ -197,6 +203,35 @@ impl From<&OperationRef> for OriginalOperation {
         Self {
             first_used_at: rfc3339(operation.created_at),
             ticket_id: operation.resource.map(|id| id.to_string()),
+        }
+    }
+}
+
+/// The earlier write a new operation_id's call looks like a retry of.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct PossibleDuplicateOf {
+    /// The operation_id that write used.
+    pub operation_id: String,
+    /// The ticket it made or acted on, once it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ticket_id: Option<String>,
+    /// The comment it added, once it did (add_comment).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub comment_id: Option<String>,
+    /// When it was made (RFC 3339).
+    pub created_at: String,
+}
+
+impl From<&EarlierWrite> for PossibleDuplicateOf {
+    fn from(earlier: &EarlierWrite) -> Self {
+        Self {
+            operation_id: earlier.key.as_str().to_owned(),
+            ticket_id: earlier.ticket_id.map(|id| id.to_string()),
+            comment_id: (earlier.action == Action::AddComment)
+                .then_some(earlier.resource_id)
+                .flatten()
+                .map(|id| id.to_string()),
+            created_at: rfc3339(earlier.created_at),
         }
     }
 }
@@ -265,8 +300,8 @@ pub struct TicketWriteResult {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct CommentWriteResult {
     /// created, replayed, expired, conflict, invalid, not_found, version_mismatch,
-    /// in_progress, and where tickets are kept in a provider not_at_provider, not_created
-    /// or unknown.
+    /// possible_duplicate, in_progress, and where tickets are kept in a provider
+    /// not_at_provider, not_created or unknown.
     #[schemars(extend("enum" = [
         "created",
         "replayed",
@@ -275,6 +310,7 @@ pub struct CommentWriteResult {
         "invalid",
         "not_found",
         "version_mismatch",
+        "possible_duplicate",
         "in_progress",
         "not_at_provider",
         "not_created",
@@ -291,6 +327,10 @@ pub struct CommentWriteResult {
     /// For conflict: what this operation_id already did (never its arguments).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub original_operation: Option<OriginalOperation>,
+    /// For possible_duplicate, and created when the server warns: an earlier call with the
+    /// same arguments under another operation_id, within the last minutes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub possible_duplicate_of: Option<PossibleDuplicateOf>,
     /// For version_mismatch: the ticket's version now.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(transform = plain_integer)]

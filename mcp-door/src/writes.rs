@@ -7,7 +7,7 @@
 
 use std::sync::OnceLock;
 
-use kitchen::{Action, FieldViolation, KitchenWrite, OperationKey, Outcome, Refusal};
+use kitchen::{Action, FieldViolation, KitchenWrite, OperationKey, Outcome, Refusal, WriteOptions};
 use rmcp::model::{CallToolResponse, CallToolResult};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer};
@@ -33,6 +33,13 @@ pub(crate) trait WriteTool: KitchenWrite {
     /// Takes the operation_id out of the arguments: it is read first, and
     /// alone.
     fn operation_id(args: &mut Self::Args) -> Option<String>;
+
+    /// What the caller says about the write besides its request: that it
+    /// means a new one (`confirm_new`, on the tools the likely-duplicate
+    /// guard watches). Nothing, for the others.
+    fn options(_args: &Self::Args) -> WriteOptions {
+        WriteOptions::default()
+    }
 
     /// The kitchen's request, from the other arguments, each of their
     /// problems added to `problems`. Nothing reaches the kitchen, so nothing
@@ -182,6 +189,7 @@ impl TicketTools {
             Err(answer) => return Ok(*answer),
         };
         call.keyed(&key);
+        let options = W::options(&args);
         let ToolRequest {
             request,
             names_a_ticket,
@@ -192,7 +200,7 @@ impl TicketTools {
         }
         let outcome = if names_a_ticket {
             self.kitchen
-                .write::<W>(call.who.actor, &key, &request)
+                .write_with::<W>(call.who.actor, &key, &request, options)
                 .await
                 .map_err(unexpected)?
         } else {

@@ -19,11 +19,15 @@ const DESCRIPTION_BUDGET: usize = 90;
 
 /// Most tokens (o200k) the whole listing may take: every tool's name,
 /// description and input schema together, which a model carries in its
-/// context on every turn whether it calls a tool or not. 1,500 held nine
+/// context on every turn whether it calls a tool or not. 1,512 held nine
 /// tools; `list_tickets`' label filter and `add_label` and `remove_label`
-/// (about 165 each, the label pattern included) took it to 1,880 for
-/// eleven. A new tool earns its tokens here, in review.
-const LISTING_BUDGET: usize = 1_900;
+/// (about 160 each, the label pattern included) and the likely-duplicate
+/// guard's `confirm_new` took it to 1,940 for eleven. Shorter identifier
+/// and write descriptions (the key rule is said once, in `create_ticket`,
+/// and in the instructions) brought it to 1,829: the nine tools of 1,512
+/// take 1,502 with `confirm_new`. A new tool earns its tokens here, in
+/// review.
+const LISTING_BUDGET: usize = 1_850;
 
 /// Arguments that hold identifiers.
 fn is_identifier(name: &str) -> bool {
@@ -92,6 +96,13 @@ fn lint(tools: &[Tool]) -> Vec<String> {
         }
     }
     println!("{:<22} {:>11} {total:>8} / {LISTING_BUDGET}", "total", "");
+    // What a host receives besides: output schemas and annotations, which
+    // most hosts keep out of the model's context but some pass on.
+    let whole = tokens(&serde_json::to_string(tools).expect("the listing serializes"));
+    println!(
+        "{:<22} {:>11} {whole:>8} (as tools/list sends it, output schemas included)",
+        "whole listing", ""
+    );
     if total > LISTING_BUDGET {
         problems.push(format!(
             "the listing takes {total} tokens, over the budget of {LISTING_BUDGET}"

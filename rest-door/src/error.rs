@@ -6,8 +6,8 @@ use std::time::Duration;
 use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, header};
 use kitchen::{
-    Action, FieldViolation, KitchenError, OperationRef, Refusal, Scopes, StorageFault, TicketId,
-    TicketStatus, Version, Written,
+    Action, EarlierWrite, FieldViolation, KitchenError, OperationRef, Refusal, Scopes,
+    StorageFault, TicketId, TicketStatus, Version, Written,
 };
 use kitchen::{error_chain, whole_seconds};
 use telemetry::ContractFailure;
@@ -100,6 +100,9 @@ pub enum RestError {
     /// This deployment keeps its tickets in a provider that has no
     /// counterpart for the write.
     NotSupportedByProvider(Action),
+    /// The likely-duplicate guard (`confirm`) refused a create or a comment
+    /// whose content matches a recent one under another key.
+    PossibleDuplicate(EarlierWrite),
     /// The ticket provider refused the write; its words.
     ProviderRejected {
         /// The write refused.
@@ -203,6 +206,7 @@ impl RestError {
             },
             Refusal::NotAtProvider { ticket_id } => Self::NotAtProvider(ticket_id),
             Refusal::NotSupportedByProvider { action } => Self::NotSupportedByProvider(action),
+            Refusal::PossibleDuplicate { of } => Self::PossibleDuplicate(of),
         }
     }
 
@@ -225,6 +229,7 @@ impl RestError {
             Self::LabelLimitReached { .. } => ProblemKind::LABEL_LIMIT_REACHED,
             Self::NotAtProvider(_) => ProblemKind::TICKET_NOT_AT_PROVIDER,
             Self::NotSupportedByProvider(_) => ProblemKind::NOT_SUPPORTED_BY_PROVIDER,
+            Self::PossibleDuplicate(_) => ProblemKind::POSSIBLE_DUPLICATE,
             Self::ProviderRejected { .. } => ProblemKind::PROVIDER_REJECTED,
             Self::ProviderUnavailable { .. } => ProblemKind::PROVIDER_UNAVAILABLE,
             Self::MalformedJson { .. } => ProblemKind::MALFORMED_JSON,
@@ -263,6 +268,10 @@ impl RestError {
             Self::NotSupportedByProvider(_) => {
                 ("refused", Some(ContractFailure::NotSupportedByProvider))
             }
+            Self::PossibleDuplicate(_) => (
+                "possible_duplicate",
+                Some(ContractFailure::PossibleDuplicate),
+            ),
             // In a write, the only thing that can be missing is its ticket.
             Self::NotFound(_) => ("refused", Some(ContractFailure::TicketNotFound)),
             Self::ProviderRejected { .. } | Self::ProviderUnavailable { .. } => {
@@ -405,6 +414,21 @@ impl RestError {
                  like {action}: the service cannot do it here. Nothing was written and the \
                  Idempotency-Key was not used up; waiting or retrying will not change this."
             ),
+            Self::PossibleDuplicate(earlier) => {
+                let w = words(earlier.action);
+                format!(
+                    "A {} with the same content was made under Idempotency-Key {:?} at {} \
+                     (`original_operation`, `original_resource`). {} and this key was not used. \
+                     If this request is a retry of that one, it already happened: use that key, \
+                     or GET `original_operation`. If you mean a second one, send this request \
+                     again with `\"confirm_new\": true` in the body (or the header \
+                     `Confirm-New: true`).",
+                    w.intent,
+                    bounded(earlier.key.as_str()),
+                    links::rfc3339(earlier.created_at),
+                    w.nothing
+                )
+            }
             Self::ProviderRejected { action, why } => {
                 let w = words(*action);
                 let (intent, nothing) = (w.intent, w.nothing);
@@ -541,6 +565,11 @@ impl IntoResponse for RestError {
             Self::VersionMismatch { expected, current } => {
                 problem.expected_version = Some(expected.get());
                 problem.current_version = Some(current.get());
+            }
+            Self::PossibleDuplicate(earlier) => {
+                problem.original_operation = Some(links::operation(earlier.action, &earlier.key));
+                problem.original_created_at = Some(links::rfc3339(earlier.created_at));
+                problem.original_resource = links::earlier_resource(earlier);
             }
             Self::TransitionNotAllowed { from, to, allowed } => {
                 problem.from = Some(from.as_str());

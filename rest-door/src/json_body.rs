@@ -5,7 +5,7 @@
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use http::{HeaderMap, StatusCode, header};
-use kitchen::Action;
+use kitchen::{Action, FieldViolation, WriteOptions};
 use serde::de::DeserializeOwned;
 
 use crate::error::RestError;
@@ -31,6 +31,39 @@ pub(crate) fn parse<T: DeserializeOwned>(
     read(body, action)
 }
 
+/// [`parse`] for a create or a comment: the body may also say
+/// `"confirm_new": true` (the caller means a new one even if it looks like
+/// a repeat), which is taken out before `T` reads the rest. A
+/// `confirm_new` that is not a boolean is refused by name.
+pub(crate) fn parse_confirming<T: DeserializeOwned>(
+    headers: &HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+    action: Action,
+) -> Result<(T, WriteOptions), RestError> {
+    let bytes = body.map_err(|rejection| unreadable(&rejection, action))?;
+    let mut object: serde_json::Map<String, serde_json::Value> =
+        parse(headers, Ok(bytes.clone()), action)?;
+    let confirm_new = match object.remove("confirm_new") {
+        // Read from the bytes, so a wrong shape is reported with its place.
+        None => return Ok((read(Ok(bytes), action)?, WriteOptions::default())),
+        Some(serde_json::Value::Bool(confirm)) => confirm,
+        Some(_) => {
+            return Err(RestError::Validation(vec![FieldViolation {
+                field: "confirm_new".into(),
+                code: "not_a_boolean",
+                message: "confirm_new must be true or false".into(),
+            }]));
+        }
+    };
+    let request = serde_json::from_value(serde_json::Value::Object(object)).map_err(|e| {
+        RestError::InvalidBody {
+            why: e.to_string(),
+            action,
+        }
+    })?;
+    Ok((request, WriteOptions { confirm_new }))
+}
+
 /// Parses `body` as JSON of type `T` for a write of `action`, after checking
 /// that its media type is one of `accepted`.
 pub(crate) fn parse_as<T: DeserializeOwned>(
@@ -45,22 +78,25 @@ pub(crate) fn parse_as<T: DeserializeOwned>(
     read(body, action)
 }
 
+/// A body that never fully arrived: over the limit, or broken on the way.
+fn unreadable(rejection: &BytesRejection, action: Action) -> RestError {
+    if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        RestError::PayloadTooLarge(action)
+    } else {
+        // A broken chunked frame or a body that is not valid gzip.
+        RestError::BadRequest(format!(
+            "The body could not be read: {}. {}",
+            rejection.body_text(),
+            vocabulary::nothing_done(action)
+        ))
+    }
+}
+
 fn read<T: DeserializeOwned>(
     body: Result<Bytes, BytesRejection>,
     action: Action,
 ) -> Result<T, RestError> {
-    let bytes = body.map_err(|rejection| {
-        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            RestError::PayloadTooLarge(action)
-        } else {
-            // A broken chunked frame or a body that is not valid gzip.
-            RestError::BadRequest(format!(
-                "The body could not be read: {}. {}",
-                rejection.body_text(),
-                vocabulary::nothing_done(action)
-            ))
-        }
-    })?;
+    let bytes = body.map_err(|rejection| unreadable(&rejection, action))?;
     // Every body is one JSON object. serde would also read a struct from an
     // array of its fields in order (`[]` as an empty patch, `["x"]` as a
     // title), which no caller means: anything but an object is refused here,

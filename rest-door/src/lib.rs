@@ -70,7 +70,9 @@ pub use error::RestError;
 pub use idempotency_key::IDEMPOTENCY_KEY;
 pub use problem::{PROBLEM_JSON, Problem, ProblemKind};
 pub use routes::discovery::ResourceMetadata;
-pub use routes::writes::{IDEMPOTENCY_REPLAYABLE_UNTIL, IDEMPOTENT_REPLAYED};
+pub use routes::writes::{
+    CONFIRM_NEW, IDEMPOTENCY_REPLAYABLE_UNTIL, IDEMPOTENT_REPLAYED, POSSIBLE_DUPLICATE_OF,
+};
 pub use state::DoorState;
 
 /// Largest request body accepted, in bytes (64 KiB).

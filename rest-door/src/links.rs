@@ -1,6 +1,6 @@
 //! The addresses the REST door hands out, built in one place.
 
-use kitchen::{Action, CommentId, OperationKey, TicketId, Uuid};
+use kitchen::{Action, CommentId, EarlierWrite, OperationKey, TicketId, Uuid};
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use time::OffsetDateTime;
 
@@ -26,6 +26,16 @@ pub fn comment(ticket: TicketId, id: CommentId) -> String {
 /// record keeps as its resource.
 pub(crate) fn comment_resource(ticket: TicketId, id: Uuid) -> String {
     format!("/v1/tickets/{ticket}/comments/{}", id.hyphenated())
+}
+
+/// What an earlier write made: its comment for `add_comment`, else its
+/// ticket; `None` before it made anything.
+pub(crate) fn earlier_resource(earlier: &EarlierWrite) -> Option<String> {
+    let ticket = earlier.ticket_id?;
+    Some(match (earlier.action, earlier.resource_id) {
+        (Action::AddComment, Some(comment)) => comment_resource(ticket, comment),
+        _ => self::ticket(ticket),
+    })
 }
 
 /// `/v1/operations/{action}/{key}`, the key percent-encoded.

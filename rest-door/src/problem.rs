@@ -78,6 +78,8 @@ kinds! {
         "A ticket carries at most 20 labels, and this one has 20. Nothing was written and the key was not used: remove a label first, then add this one again (with the same key if you like).";
     TICKET_NOT_AT_PROVIDER = "ticket-not-at-provider", CONFLICT, "The ticket has no copy at the ticket provider",
         "This deployment keeps its tickets in an external provider, and this ticket was made before it did: it exists only in this service's own database, so a change to it has nowhere to go. Nothing was written and the key was not used.";
+    POSSIBLE_DUPLICATE = "possible-duplicate", CONFLICT, "This looks like a retry under a new key",
+        "A write with the same content was made under another Idempotency-Key minutes ago (`original_operation` is its status resource, `original_resource` what it made, `original_created_at` when), and this deployment asks callers to confirm a second one. Nothing was written and the key was not used. If this is a retry, the write already happened: retry with its key, or read `original_operation`. If you mean a second one, send the request again with `\"confirm_new\": true` in the body or the header `Confirm-New: true`.";
     NOT_SUPPORTED_BY_PROVIDER = "not-supported-by-provider", CONFLICT, "The ticket provider cannot do this write",
         "This deployment keeps its tickets in an external provider, and the write asked for (detail names it) has no counterpart there. Nothing was read or written and the key was not used; waiting or retrying will not change this.";
     PROVIDER_REJECTED = "provider-rejected", UNPROCESSABLE_ENTITY, "The ticket provider refused the write",
@@ -158,15 +160,19 @@ pub struct Problem {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub errors: Option<Vec<FieldError>>,
     /// For `idempotency-key-reused`: the original operation's status
-    /// resource (never its payload).
+    /// resource (never its payload). For `possible-duplicate`: the status
+    /// resource of the earlier write with the same content.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub original_operation: Option<String>,
     /// For `idempotency-key-reused`: when the key was first used (RFC 3339).
+    /// For `possible-duplicate`: when the earlier write was made.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub original_created_at: Option<String>,
     /// For `idempotency-key-reused`: the ticket the key's first use made,
     /// once there is one. A caller that lost that first answer and retried
     /// with a reworded body finds its ticket here instead of making another.
+    /// For `possible-duplicate`: what the earlier write made (its ticket, or
+    /// its comment), once it did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub original_resource: Option<String>,
     /// For `version-mismatch`: the version `If-Match` named.

@@ -125,6 +125,16 @@ pub(crate) struct CreateTicketRequest {
     /// Default `normal` (also when `null`).
     #[schema(schema_with = optional_priority_schema)]
     priority: Option<String>,
+    /// `true`: a new ticket is meant even if one with the same content was
+    /// made under another key within the last minutes (the likely-duplicate
+    /// guard then neither warns nor refuses). Not part of the request's
+    /// meaning: it changes nothing about a replay or a conflict.
+    #[expect(
+        dead_code,
+        reason = "documented here; json_body::parse_confirming takes it out of the body first"
+    )]
+    #[serde(default)]
+    confirm_new: Option<bool>,
 }
 
 impl From<CreateTicketRequest> for TicketDraft {
@@ -197,6 +207,12 @@ pub(crate) struct CommentRequest {
     /// The comment's text.
     #[schema(schema_with = comment_request_body_schema, required = true)]
     body: Option<String>,
+    /// `true`: a new comment is meant even if one with the same text was
+    /// added to this ticket under another key within the last minutes (the
+    /// likely-duplicate guard then neither warns nor refuses). Not part of
+    /// the request's meaning: it changes nothing about a replay or a
+    /// conflict.
+    confirm_new: Option<bool>,
 }
 
 /// A comment on a ticket. `POST` answers with the kitchen's frozen

@@ -2,15 +2,17 @@
 //! place instead of in every route's `#[utoipa::path]`: the `401` of every
 //! operation behind a token, the `500` of every read and of every write
 //! (a write's outcome is then unknown), and the `413` and `415` of every
-//! write that takes a body. A write is an operation named after its
-//! kitchen action, as `access::policy` knows it. A route that says one of
-//! these itself, differently, keeps its own words.
+//! write that takes a body; and what the likely-duplicate guard adds to a
+//! create or a comment (`Confirm-New`, `Possible-Duplicate-Of`, its `409`).
+//! A write is an operation named after its kitchen action, as
+//! `access::policy` knows it. A route that says one of these itself,
+//! differently, keeps its own words.
 
 use std::collections::BTreeMap;
 
 use kitchen::Action;
 use utoipa::openapi::header::HeaderBuilder;
-use utoipa::openapi::path::Operation;
+use utoipa::openapi::path::{Operation, ParameterIn};
 use utoipa::openapi::schema::{ObjectBuilder, SchemaType, Type};
 use utoipa::openapi::{ContentBuilder, OpenApi, Ref, RefOr, Response, ResponseBuilder};
 
@@ -34,6 +36,11 @@ pub(crate) fn with_shared_responses(mut doc: OpenApi) -> OpenApi {
             .and_then(Action::parse)
             .is_some();
         let has_body = operation.request_body.is_some();
+        let guarded = operation
+            .operation_id
+            .as_deref()
+            .and_then(Action::parse)
+            .is_some_and(kitchen::actions::guarded);
         let responses = &mut operation.responses.responses;
         add(responses, "401", || {
             problem(UNAUTHENTICATED)
@@ -53,8 +60,55 @@ pub(crate) fn with_shared_responses(mut doc: OpenApi) -> OpenApi {
             });
             add(responses, "415", || problem(UNSUPPORTED_MEDIA_TYPE).build());
         }
+        if guarded {
+            add_guard(operation);
+        }
     }
     doc
+}
+
+/// What the likely-duplicate guard adds to a create's or a comment's
+/// document: the `Confirm-New` header, the warning on its success, and its
+/// refusal among the `409`s.
+fn add_guard(operation: &mut Operation) {
+    const WARNING: &str = "With the likely-duplicate guard warning (the default), on a new key \
+        whose content matches a write made under another key within the last minutes (a retry \
+        that minted a new key looks like this): `operation` (that write's status resource), \
+        `resource` (what it made) and `created_at`, as an RFC 9651 dictionary. This write was \
+        made all the same; if it was such a retry, use the first key next time.";
+    const REFUSED: &str = "Or, with the likely-duplicate guard in `confirm` mode, a write with \
+        the same content was made under another key within the last minutes \
+        (`possible-duplicate`; `original_operation`, `original_resource`, \
+        `original_created_at` point at it): nothing written, key not used; send \
+        `confirm_new: true` (or `Confirm-New: true`) if a second one is meant.";
+    let parameters = operation.parameters.get_or_insert_with(Vec::new);
+    parameters.push(RefOr::T(crate::schema::parameter(
+        "Confirm-New",
+        ParameterIn::Header,
+        false,
+        "`true`: this write is meant as a new one even if its content matches a recent write \
+         under another key (as the body's `confirm_new`). Changes nothing about a replay or a \
+         conflict.",
+        ObjectBuilder::new()
+            .schema_type(SchemaType::Type(Type::String))
+            .enum_values(Some(["true", "false"]))
+            .build(),
+    )));
+    let responses = &mut operation.responses.responses;
+    if let Some(RefOr::T(created)) = responses.get_mut("201") {
+        created.headers.insert(
+            "Possible-Duplicate-Of".into(),
+            RefOr::T(string_header(WARNING)),
+        );
+    }
+    match responses.get_mut("409") {
+        Some(RefOr::T(conflict)) => {
+            conflict.description = format!("{} {REFUSED}", conflict.description);
+        }
+        _ => {
+            responses.insert("409".into(), RefOr::T(problem(REFUSED).build()));
+        }
+    }
 }
 
 /// Every operation of `doc` behind a token.

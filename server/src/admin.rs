@@ -63,10 +63,46 @@ pub async fn list_tenants(kitchen: &Kitchen) -> anyhow::Result<()> {
         eprintln!("No tenants yet. Create one with: tickets tenant create <name>");
         return Ok(());
     }
-    let rows = tenants
-        .iter()
-        .map(|t| vec![t.name.to_string(), t.id.to_string(), rfc3339(t.created_at)]);
-    print!("{}", table(&["NAME", "ID", "CREATED"], rows));
+    let mut rows = Vec::with_capacity(tenants.len());
+    for t in &tenants {
+        let guard = kitchen.duplicate_guard_of(t.id).await?;
+        rows.push(vec![
+            t.name.to_string(),
+            t.id.to_string(),
+            rfc3339(t.created_at),
+            guard.map_or_else(|| "default".to_owned(), |mode| mode.to_string()),
+        ]);
+    }
+    print!(
+        "{}",
+        table(&["NAME", "ID", "CREATED", "GUARD"], rows.into_iter())
+    );
+    Ok(())
+}
+
+/// `tenant guard NAME MODE`: the tenant's own likely-duplicate guard mode,
+/// or (`None`) the deployment's again.
+pub async fn set_guard(
+    kitchen: &Kitchen,
+    name: &str,
+    mode: Option<kitchen::GuardMode>,
+) -> anyhow::Result<()> {
+    let tenant = existing_tenant(kitchen, name).await?;
+    if !kitchen.set_duplicate_guard(&tenant.name, mode).await? {
+        bail!("no tenant named {name}; create it with: tickets tenant create {name}");
+    }
+    match mode {
+        Some(mode) => eprintln!(
+            "Tenant {} now has the likely-duplicate guard in `{mode}` (running instances follow \
+             within AUTH_CACHE_MS).",
+            tenant.name
+        ),
+        None => eprintln!(
+            "Tenant {} now follows the deployment's DUPLICATE_GUARD (running instances follow \
+             within AUTH_CACHE_MS).",
+            tenant.name
+        ),
+    }
     Ok(())
 }
 

@@ -4,6 +4,7 @@
 use std::net::SocketAddr;
 
 use clap::{Args, Parser, Subcommand};
+use kitchen::GuardMode;
 
 /// Where the data lives when nothing else is said: a SQLite file under ./data/.
 pub const DEFAULT_DATABASE_URL: &str = "sqlite:data/tickets.db";
@@ -332,6 +333,9 @@ pub struct ServeArgs {
     /// Where tickets are made.
     #[command(flatten)]
     pub backend: BackendArgs,
+    /// The likely-duplicate guard.
+    #[command(flatten)]
+    pub guard: GuardArgs,
 }
 
 /// Resource-server mode: accept access tokens (JWTs) from identity
@@ -430,6 +434,9 @@ pub struct McpStdioArgs {
     /// Where tickets are made.
     #[command(flatten)]
     pub backend: BackendArgs,
+    /// The likely-duplicate guard.
+    #[command(flatten)]
+    pub guard: GuardArgs,
 }
 
 /// `tenant …`
@@ -440,8 +447,67 @@ pub enum TenantCommand {
         /// A slug, e.g. `acme`.
         name: String,
     },
-    /// List every tenant: name, id, when it was created.
+    /// List every tenant: name, id, when it was created, its own
+    /// likely-duplicate guard mode if it has one.
     List,
+    /// Give a tenant its own likely-duplicate guard mode (`off`, `warn` or
+    /// `confirm`), or `default` to follow the deployment's DUPLICATE_GUARD
+    /// again. Running instances follow within AUTH_CACHE_MS.
+    Guard {
+        /// The tenant's name.
+        name: String,
+        /// `off`, `warn`, `confirm` or `default`.
+        #[arg(value_parser = parse_tenant_guard)]
+        mode: TenantGuard,
+    },
+}
+
+/// A tenant's guard as the admin command sets it: a mode of its own, or
+/// the deployment's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TenantGuard(pub Option<GuardMode>);
+
+fn parse_tenant_guard(raw: &str) -> Result<TenantGuard, String> {
+    match raw {
+        "default" => Ok(TenantGuard(None)),
+        _ => raw
+            .parse()
+            .map(|mode| TenantGuard(Some(mode)))
+            .map_err(|e: String| format!("{e}; or `default` for the deployment's DUPLICATE_GUARD")),
+    }
+}
+
+/// The likely-duplicate guard: what a create or a comment under a new key
+/// whose content matches a recent write under another key gets (an agent
+/// that minted a fresh key for its retry).
+#[derive(Debug, Clone, Args)]
+pub struct GuardArgs {
+    /// `warn`: made, and the answer points at the earlier write
+    /// (`possible_duplicate_of`). `confirm`: refused with 409
+    /// `possible-duplicate`, nothing written, unless the caller sends
+    /// `confirm_new: true`. `off`: neither. A tenant may have its own
+    /// (`tickets tenant guard`).
+    #[arg(long, env = "DUPLICATE_GUARD", default_value = "warn", value_parser = parse_guard_mode)]
+    pub duplicate_guard: GuardMode,
+    /// Seconds back the guard looks for a write with the same content.
+    #[arg(long, env = "DUPLICATE_GUARD_WINDOW_SECS",
+          default_value_t = kitchen::DEFAULT_DUPLICATE_WINDOW.as_secs(),
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub duplicate_guard_window_secs: u64,
+}
+
+fn parse_guard_mode(raw: &str) -> Result<GuardMode, String> {
+    raw.parse()
+}
+
+impl GuardArgs {
+    /// The kitchen's guard from these settings.
+    pub fn guard(&self) -> kitchen::DuplicateGuard {
+        kitchen::DuplicateGuard {
+            mode: self.duplicate_guard,
+            window: std::time::Duration::from_secs(self.duplicate_guard_window_secs),
+        }
+    }
 }
 
 /// `token …`

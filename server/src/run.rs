@@ -132,6 +132,7 @@ pub async fn run(cli: Cli, otlp: Option<OtlpTarget>) -> anyhow::Result<()> {
             require_existing_sqlite_file(&cli.database_url)?;
             let config = KitchenConfig {
                 backend: args.backend.backend()?,
+                duplicate_guard: args.guard.guard(),
                 ..KitchenConfig::default()
             };
             let kitchen = connect(&cli.database_url, config).await?;
@@ -166,6 +167,10 @@ pub async fn run(cli: Cli, otlp: Option<OtlpTarget>) -> anyhow::Result<()> {
         Command::Token(TokenCommand::Revoke { token_id }) => {
             let kitchen = connect(&cli.database_url, KitchenConfig::default()).await?;
             admin::revoke_token(&kitchen, &token_id).await
+        }
+        Command::Tenant(TenantCommand::Guard { name, mode }) => {
+            let kitchen = connect(&cli.database_url, KitchenConfig::default()).await?;
+            admin::set_guard(&kitchen, &name, mode.0).await
         }
         Command::Tenant(TenantCommand::List) => {
             let kitchen = connect(&cli.database_url, KitchenConfig::default()).await?;
@@ -252,6 +257,7 @@ async fn serve(database_url: &str, args: ServeArgs, metrics: Metrics) -> anyhow:
             max_bytes: args.replay_cache_mib.saturating_mul(1 << 20),
         },
         backend: args.backend.backend()?,
+        duplicate_guard: args.guard.guard(),
         ..KitchenConfig::default()
     };
     let kitchen = connect(database_url, config).await?;

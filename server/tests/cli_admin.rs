@@ -38,6 +38,42 @@ impl Cli {
 }
 
 #[test]
+fn a_tenant_takes_its_own_guard_mode_and_gives_it_back() {
+    let cli = Cli::new();
+    cli.ok(&["tenant", "create", "acme"]);
+    let guard_of = |cli: &Cli| {
+        let listed = cli.ok(&["tenant", "list"]);
+        listed
+            .lines()
+            .nth(1)
+            .expect("acme")
+            .split_whitespace()
+            .nth(3)
+            .expect("GUARD")
+            .to_owned()
+    };
+    cli.ok(&["tenant", "guard", "acme", "confirm"]);
+    assert_eq!(guard_of(&cli), "confirm");
+
+    let refused = cli.run(&["tenant", "guard", "acme", "strict"]);
+    assert!(!refused.status.success());
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        said.contains("\"strict\" is not a guard mode (off, warn or confirm)")
+            && said.contains("default"),
+        "{said}"
+    );
+    assert_eq!(guard_of(&cli), "confirm", "a refused mode changes nothing");
+
+    let unknown = cli.run(&["tenant", "guard", "globex", "off"]);
+    assert!(!unknown.status.success());
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("no tenant named globex"));
+
+    cli.ok(&["tenant", "guard", "acme", "default"]);
+    assert_eq!(guard_of(&cli), "default");
+}
+
+#[test]
 fn tenants_and_their_tokens_are_listed_without_secrets() {
     let cli = Cli::new();
     assert_eq!(cli.ok(&["tenant", "list"]), "", "none yet (said on stderr)");
@@ -53,7 +89,8 @@ fn tenants_and_their_tokens_are_listed_without_secrets() {
         .map(|l| l.split_whitespace().collect())
         .collect();
     assert_eq!(lines.len(), 3, "{tenants}");
-    assert_eq!(lines[0], ["NAME", "ID", "CREATED"]);
+    assert_eq!(lines[0], ["NAME", "ID", "CREATED", "GUARD"]);
+    assert!(lines[1..].iter().all(|l| l[3] == "default"), "{tenants}");
     assert_eq!(
         lines[1][..2],
         ["acme", acme_id.trim()],

@@ -30,3 +30,27 @@ fn a_failure_is_one_line_with_its_causes_and_no_backtrace() {
     assert!(!stderr.contains("backtrace"), "{stderr}");
     assert!(!stderr.contains("Caused by"), "{stderr}");
 }
+
+/// A deployment guard mode that does not exist stops `serve` before it
+/// opens anything, naming the setting and the modes there are.
+#[test]
+fn an_unknown_guard_mode_is_refused_at_start() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let url = format!("sqlite:{}/tickets.db", dir.path().display());
+    let output = Command::new(env!("CARGO_BIN_EXE_tickets"))
+        .args(["--database-url", &url, "serve", "--listen", "127.0.0.1:0"])
+        .env("DUPLICATE_GUARD", "strict")
+        .output()
+        .expect("tickets runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--duplicate-guard")
+            && stderr.contains("\"strict\" is not a guard mode (off, warn or confirm)"),
+        "{stderr}"
+    );
+    assert!(
+        !dir.path().join("tickets.db").exists(),
+        "nothing was opened or made"
+    );
+}

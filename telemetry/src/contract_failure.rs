@@ -29,6 +29,10 @@ pub enum ContractFailure {
     TicketNotAtProvider,
     /// (Remote backend.) An action the provider has no counterpart for.
     NotSupportedByProvider,
+    /// A create or comment refused by the likely-duplicate guard
+    /// (`confirm`): the same content under a fresh key, as a retry that
+    /// minted a new key would send.
+    PossibleDuplicate,
     /// No credentials, or credentials that are not valid.
     Unauthenticated,
     /// Valid credentials without the scope the write needs.
@@ -37,7 +41,7 @@ pub enum ContractFailure {
 
 impl ContractFailure {
     /// Every kind, in the order the README lists them.
-    pub const ALL: [Self; 12] = [
+    pub const ALL: [Self; 13] = [
         Self::IdempotencyKeyMissing,
         Self::IdempotencyKeyMalformed,
         Self::IdempotencyKeyReused,
@@ -48,6 +52,7 @@ impl ContractFailure {
         Self::LabelLimitReached,
         Self::TicketNotAtProvider,
         Self::NotSupportedByProvider,
+        Self::PossibleDuplicate,
         Self::Unauthenticated,
         Self::InsufficientScope,
     ];
@@ -65,6 +70,7 @@ impl ContractFailure {
             Self::LabelLimitReached => "label_limit_reached",
             Self::TicketNotAtProvider => "ticket_not_at_provider",
             Self::NotSupportedByProvider => "not_supported_by_provider",
+            Self::PossibleDuplicate => "possible_duplicate",
             Self::Unauthenticated => "unauthenticated",
             Self::InsufficientScope => "insufficient_scope",
         }
@@ -95,6 +101,7 @@ impl ContractFailure {
             Refusal::LabelLimitReached { .. } => Self::LabelLimitReached,
             Refusal::NotAtProvider { .. } => Self::TicketNotAtProvider,
             Refusal::NotSupportedByProvider { .. } => Self::NotSupportedByProvider,
+            Refusal::PossibleDuplicate { .. } => Self::PossibleDuplicate,
         }
     }
 }

@@ -107,7 +107,7 @@ impl Metrics {
             sweep_last_success,
             outcomes: meter
                 .u64_counter("tickets.write.outcomes")
-                .with_description("Write attempts by door, action and outcome (created, replayed, conflict, invalid, in_progress, error)")
+                .with_description("Write attempts by door, action and outcome (created, replayed, expired, conflict, invalid, refused, in_progress, not_created, unknown, possible_duplicate, error)")
                 .build(),
             latency: meter
                 .f64_histogram("tickets.write.duration")

@@ -34,6 +34,10 @@ pub struct DoorStats {
     pub refused: u64,
     /// Told to retry later.
     pub in_progress: u64,
+    /// New keys whose content matched a recent write under another key:
+    /// likely retries under a fresh key (made, with a warning, under the
+    /// guard's `warn`; refused under `confirm`).
+    pub possible_duplicate: u64,
     /// Infrastructure failures.
     pub error: u64,
     /// (replayed + expired) / (created + replayed + expired): the share of
@@ -71,6 +75,7 @@ impl TenantStats {
             "invalid" => s.invalid += 1,
             "refused" => s.refused += 1,
             "in_progress" => s.in_progress += 1,
+            "possible_duplicate" => s.possible_duplicate += 1,
             _ => s.error += 1,
         }
         let retries = s.replayed + s.expired;
@@ -98,6 +103,7 @@ impl TenantStats {
             t.invalid += s.invalid;
             t.refused += s.refused;
             t.in_progress += s.in_progress;
+            t.possible_duplicate += s.possible_duplicate;
             t.error += s.error;
         }
         summed

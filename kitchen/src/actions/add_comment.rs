@@ -29,6 +29,9 @@ impl RetrySafeWrite for AddComment {
 }
 
 impl WriteAction for AddComment {
+    /// A second one with the same content is a new thing: the
+    /// likely-duplicate guard looks at it.
+    const GUARDED: bool = true;
     type Command = NewComment;
     type Canonical<'c> = CanonicalCommentV1<'c>;
 

@@ -23,6 +23,9 @@ impl RetrySafeWrite for CreateTicket {
 }
 
 impl WriteAction for CreateTicket {
+    /// A second one with the same content is a new thing: the
+    /// likely-duplicate guard looks at it.
+    const GUARDED: bool = true;
     type Command = NewTicket;
     type Canonical<'c> = CanonicalV1<'c>;
 

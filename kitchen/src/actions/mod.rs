@@ -37,7 +37,7 @@ use crate::domain::comment::{Comment, CommentId};
 use crate::domain::operation::OperationRecord;
 use crate::domain::ticket::{Ticket, TicketId};
 use crate::store::{self, Db};
-use crate::write::{ForAction, WriteResult};
+use crate::write::{ForAction, WriteAction, WriteResult};
 
 /// Does `what` with the type of `action`: the one place an action's name
 /// becomes its type (the reconciler knows an effect only by its record;
@@ -53,6 +53,20 @@ pub(crate) fn with_type<F: ForAction>(action: Action, what: F) -> F::Out {
         #[cfg(test)]
         Action::ArchiveProject => what.with::<archive_project::ArchiveProject>(),
     }
+}
+
+/// Whether the likely-duplicate guard looks at `action`: a repeat of it
+/// under a new key is a new thing (a create, a comment), so a caller
+/// may say `confirm_new` for it.
+pub fn guarded(action: Action) -> bool {
+    struct Guarded;
+    impl ForAction for Guarded {
+        type Out = bool;
+        fn with<A: WriteAction>(self) -> bool {
+            A::GUARDED
+        }
+    }
+    with_type(action, Guarded)
 }
 
 /// Create, update, transition and the label changes answer with the

@@ -4,6 +4,7 @@
 pub(crate) mod action;
 pub(crate) mod change;
 pub(crate) mod comment;
+pub(crate) mod duplicate;
 pub(crate) mod effect;
 pub(crate) mod fault;
 pub(crate) mod fingerprint;

@@ -4,11 +4,14 @@
 
 use crate::KitchenError;
 use crate::backend::Backend;
+use crate::domain::duplicate::{EarlierWrite, GuardMode, WriteOptions};
 use crate::domain::operation::OperationKey;
-use crate::domain::tenant::Actor;
+use crate::domain::operation::OperationRecord;
+use crate::domain::tenant::{Actor, TenantId, TenantName};
 use crate::domain::violation::FieldViolation;
 use crate::outcome::{Outcome, Refusal};
 use crate::remote::Remote;
+use crate::store;
 use crate::store::group_commit::BoxFuture;
 use crate::write::{Reach, RemoteAction, RetrySafeWrite, WriteAction};
 
@@ -30,6 +33,7 @@ pub trait KitchenWrite: RetrySafeWrite + sealed::Sealed {
         actor: Actor,
         key: &'k OperationKey,
         request: &'k Self::Request,
+        options: WriteOptions,
     ) -> BoxFuture<'k, Result<Outcome<Self::Result>, KitchenError>>;
 }
 
@@ -50,8 +54,9 @@ impl<A: WriteAction> KitchenWrite for A {
         actor: Actor,
         key: &'k OperationKey,
         request: &'k A::Request,
+        options: WriteOptions,
     ) -> BoxFuture<'k, Result<Outcome<A::Result>, KitchenError>> {
-        Box::pin(kitchen.perform::<A>(actor, key, request))
+        Box::pin(kitchen.perform::<A>(actor, key, request, options))
     }
 }
 
@@ -80,7 +85,66 @@ impl Kitchen {
         key: &OperationKey,
         request: &W::Request,
     ) -> Result<Outcome<W::Result>, KitchenError> {
-        W::perform(self, actor.into(), key, request).await
+        W::perform(self, actor.into(), key, request, WriteOptions::default()).await
+    }
+
+    /// [`Kitchen::write`], with what the caller says beyond its request:
+    /// `confirm_new` lets a create or a comment through the
+    /// likely-duplicate guard (the caller means a second one). It changes
+    /// nothing about a replay or a conflict, and is not part of the
+    /// request's fingerprint.
+    pub async fn write_with<W: KitchenWrite>(
+        &self,
+        actor: impl Into<Actor>,
+        key: &OperationKey,
+        request: &W::Request,
+        options: WriteOptions,
+    ) -> Result<Outcome<W::Result>, KitchenError> {
+        W::perform(self, actor.into(), key, request, options).await
+    }
+
+    /// Sets the tenant named `name`'s own likely-duplicate guard mode
+    /// (`None`: the deployment's again). `false` when there is no such
+    /// tenant. Other instances follow within the token cache's time
+    /// ([`KitchenConfig::auth_cache_ttl`](crate::KitchenConfig::auth_cache_ttl)).
+    pub async fn set_duplicate_guard(
+        &self,
+        name: &TenantName,
+        mode: Option<GuardMode>,
+    ) -> Result<bool, KitchenError> {
+        let done = store::duplicates::set_mode(&self.db, name, mode).await?;
+        self.guard_modes.clear();
+        Ok(done)
+    }
+
+    /// The tenant's own likely-duplicate guard mode, or `None` for the
+    /// deployment's.
+    pub async fn duplicate_guard_of(
+        &self,
+        tenant: TenantId,
+    ) -> Result<Option<GuardMode>, KitchenError> {
+        let cache_key = tenant.as_uuid().as_bytes().to_vec();
+        if let Some(mode) = self.guard_modes.get(&cache_key) {
+            return Ok(mode);
+        }
+        let mode = store::duplicates::mode_of(&self.db, tenant).await?;
+        self.guard_modes.put(cache_key, mode);
+        Ok(mode)
+    }
+
+    /// What the guard does with this write of `A`: nothing for an action
+    /// whose repeat is not a new thing, or when the caller said it means a
+    /// new one; else the tenant's mode, or the deployment's.
+    async fn guard_for<A: WriteAction>(
+        &self,
+        tenant: TenantId,
+        options: WriteOptions,
+    ) -> Result<GuardMode, KitchenError> {
+        if !A::GUARDED || options.confirm_new {
+            return Ok(GuardMode::Off);
+        }
+        let guard = self.config().duplicate_guard;
+        Ok(self.duplicate_guard_of(tenant).await?.unwrap_or(guard.mode))
     }
 
     /// Validates, then runs action `A` through the generic write path, or
@@ -91,6 +155,7 @@ impl Kitchen {
         actor: Actor,
         key: &OperationKey,
         request: &A::Request,
+        options: WriteOptions,
     ) -> Result<Outcome<A::Result>, KitchenError> {
         let remote = A::reach(SendVia);
         if let (Backend::Remote(_), None) = (&self.backend, remote) {
@@ -102,7 +167,10 @@ impl Kitchen {
             Ok(command) => command,
             Err(violations) => return Ok(Outcome::Invalid { violations }),
         };
-        let outcome = self
+        let guard = self.guard_for::<A>(actor.tenant, options).await?;
+        let window = self.config().duplicate_guard.window;
+        let refuse_duplicates = (guard == GuardMode::Confirm).then_some(window);
+        let mut outcome = self
             .guarded(async {
                 match (&self.backend, remote) {
                     (Backend::Remote(backend), Some(send)) => {
@@ -116,19 +184,49 @@ impl Kitchen {
                             key.clone(),
                             request.clone(),
                             command,
+                            refuse_duplicates,
                         );
                         tokio::spawn(sent)
                             .await
                             .map_err(|e| KitchenError::Interrupted(e.to_string()))?
                     }
-                    _ => self.engine.perform::<A>(actor, key, command).await,
+                    _ => {
+                        self.engine
+                            .perform::<A>(actor, key, command, refuse_duplicates)
+                            .await
+                    }
                 }
             })
             .await?;
-        if let Outcome::Created(_) = &outcome {
+        if let Outcome::Created(receipt) = &mut outcome {
             self.health.committed();
+            if guard == GuardMode::Warn {
+                receipt.possible_duplicate_of =
+                    self.earlier_write(&receipt.operation, window).await;
+            }
         }
         Ok(outcome)
+    }
+
+    /// For the guard's warning, after the write: an earlier write under
+    /// another key with the same content as `operation`, within `window`.
+    /// A read that fails costs the warning, never the write (it has
+    /// committed).
+    async fn earlier_write(
+        &self,
+        operation: &OperationRecord,
+        window: std::time::Duration,
+    ) -> Option<EarlierWrite> {
+        let since = operation.created_at - window;
+        store::duplicates::earlier_write(&self.db, operation, since)
+            .await
+            .unwrap_or_else(|e| {
+                tracing::warn!(
+                    error = %crate::error_chain(&e),
+                    "could not look for an earlier write with the same content; answering without"
+                );
+                None
+            })
     }
 }
 
@@ -141,6 +239,7 @@ type SendRemotely<A> =
         OperationKey,
         <A as RetrySafeWrite>::Request,
         <A as WriteAction>::Command,
+        Option<std::time::Duration>,
     ) -> BoxFuture<'static, Result<Outcome<<A as RetrySafeWrite>::Result>, KitchenError>>;
 
 /// Asks an action how the remote backend sends it: [`SendRemotely`], or
@@ -169,6 +268,11 @@ fn send_remotely<A: RemoteAction>(
     key: OperationKey,
     request: A::Request,
     command: A::Command,
+    refuse_duplicates: Option<std::time::Duration>,
 ) -> BoxFuture<'static, Result<Outcome<A::Result>, KitchenError>> {
-    Box::pin(async move { remote.write::<A>(actor, &key, &request, command).await })
+    Box::pin(async move {
+        remote
+            .write::<A>(actor, &key, &request, command, refuse_duplicates)
+            .await
+    })
 }

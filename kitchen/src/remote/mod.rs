@@ -128,22 +128,28 @@ impl Remote {
         key: &OperationKey,
         request: &A::Request,
         command: A::Command,
+        refuse_duplicates: Option<Duration>,
     ) -> Result<Outcome<A::Result>, KitchenError> {
-        self.write_ahead_then::<A>(actor, key, request, command, true)
+        self.write_ahead_then::<A>(actor, key, request, command, refuse_duplicates, true)
             .await
     }
 
     /// The write-ahead record, then (if `dispatch`) the dispatch. Without
     /// the dispatch, this is what a crash between the two leaves behind.
+    /// With `refuse_duplicates` (the guard's window), a new key whose
+    /// content matches a write under another key within it is refused in
+    /// the write-ahead's transaction, as on the local backend.
     pub(crate) async fn write_ahead_then<A: RemoteAction>(
         &self,
         actor: Actor,
         key: &OperationKey,
         request: &A::Request,
         command: A::Command,
+        refuse_duplicates: Option<Duration>,
         dispatch: bool,
     ) -> Result<Outcome<A::Result>, KitchenError> {
         let now = self.keys.clock.now();
+        let duplicates_since = refuse_duplicates.map(|window| now - window);
         let fingerprint = KeyRules::fingerprint::<A>(&command);
         let record =
             self.keys
@@ -205,6 +211,7 @@ impl Remote {
                 external_ref: &external_ref,
                 key_trusted_until: self.key_trusted_until(now),
                 lease,
+                duplicates_since,
             };
             match effects::write_ahead(&self.db, self.wait_bound, &ahead, now).await? {
                 WriteAheadClaim::Placed if !dispatch => break,
@@ -221,6 +228,9 @@ impl Remote {
                     return self.dispatch(job, Some(1)).await;
                 }
                 WriteAheadClaim::Taken => continue,
+                WriteAheadClaim::PossibleDuplicate(of) => {
+                    return Ok(Outcome::Refused(Refusal::PossibleDuplicate { of }));
+                }
                 WriteAheadClaim::Busy => break,
             }
         }

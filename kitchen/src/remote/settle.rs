@@ -133,6 +133,7 @@ impl Remote {
             return Ok(in_progress());
         };
         let receipt = Receipt {
+            possible_duplicate_of: None,
             result: applied.result,
             snapshot,
             operation,

@@ -24,6 +24,7 @@ use uuid::Uuid;
 
 use crate::KitchenError;
 use crate::domain::action::Action;
+use crate::domain::duplicate::EarlierWrite;
 use crate::domain::effect::{AttemptKind, ExternalRef, FinishedAttempt, Trigger};
 use crate::domain::operation::{OperationKey, OperationRecord};
 use crate::domain::tenant::TenantId;
@@ -65,6 +66,9 @@ pub(crate) struct WriteAhead<'a> {
     pub(crate) external_ref: &'a ExternalRef,
     pub(crate) key_trusted_until: Option<OffsetDateTime>,
     pub(crate) lease: Lease,
+    /// The likely-duplicate guard in `confirm` mode: refuse a write whose
+    /// content matches one under another key since then.
+    pub(crate) duplicates_since: Option<OffsetDateTime>,
 }
 
 /// An attempt about to start.
@@ -99,6 +103,9 @@ pub(crate) enum WriteAheadClaim {
     Taken,
     /// Another writer held the database past the wait bound.
     Busy,
+    /// The guard refused it: a write with the same content was made under
+    /// another key (nothing recorded, the key unused).
+    PossibleDuplicate(EarlierWrite),
 }
 
 /// How an attempt's answer moves an effect that did not happen (see
@@ -214,41 +221,56 @@ pub(crate) async fn write_ahead(
     ahead: &WriteAhead<'_>,
     started_at: OffsetDateTime,
 ) -> Result<WriteAheadClaim, KitchenError> {
+    match try_write_ahead(db, wait, ahead, started_at).await {
+        Err(KitchenError::Database(e)) if is_lock_timeout(&e) => Ok(WriteAheadClaim::Busy),
+        other => other,
+    }
+}
+
+/// [`write_ahead`]'s transaction.
+async fn try_write_ahead(
+    db: &Db,
+    wait: Duration,
+    ahead: &WriteAhead<'_>,
+    started_at: OffsetDateTime,
+) -> Result<WriteAheadClaim, KitchenError> {
     let record = ahead.record;
     let scope = OperationId::of(record);
-    let placed: sqlx::Result<bool> = on_db!(db, pool => async {
-        let mut tx = WriteTransaction::begin_write(pool, wait).await?;
-        let claimed = super::operations::bind_claim!(sqlx::query(CLAIM), record)
-            .execute(&mut *tx)
-            .await?;
-        if claimed.rows_affected() != 1 {
-            tx.rollback().await?;
-            return Ok(false);
-        }
-        bind_scope!(sqlx::query(SET_EFFECT_COLUMNS), scope)
-            .bind(ahead.request_snapshot)
-            .bind(ahead.external_ref.as_str())
-            .bind(ahead.key_trusted_until)
-            .bind(started_at)
-            .bind(ahead.lease.owner)
-            .bind(ahead.lease.until_ms)
-            .execute(&mut *tx)
-            .await?;
-        bind_scope!(sqlx::query_scalar::<_, i32>(INSERT_ATTEMPT), scope)
-            .bind(AttemptKind::Dispatch.as_str())
-            .bind(Trigger::Request.as_str())
-            .bind(started_at)
-            .fetch_one(&mut *tx)
-            .await?;
-        tx.commit().await?;
-        Ok(true)
-    }.await);
-    match placed {
-        Ok(true) => Ok(WriteAheadClaim::Placed),
-        Ok(false) => Ok(WriteAheadClaim::Taken),
-        Err(e) if is_lock_timeout(&e) => Ok(WriteAheadClaim::Busy),
-        Err(e) => Err(e.into()),
+    let mut tx = super::write::begin(db, wait).await?;
+    let claimed = on_tx!(&mut tx, conn => super::operations::bind_claim!(sqlx::query(CLAIM), record)
+        .execute(conn)
+        .await?
+        .rows_affected());
+    if claimed != 1 {
+        super::write::rollback(tx).await?;
+        return Ok(WriteAheadClaim::Taken);
     }
+    if let Some(since) = ahead.duplicates_since
+        && let Some(earlier) =
+            super::duplicates::earlier_write_locked(&mut tx, record, since).await?
+    {
+        super::write::rollback(tx).await?;
+        return Ok(WriteAheadClaim::PossibleDuplicate(earlier));
+    }
+    on_tx!(&mut tx, conn => bind_scope!(sqlx::query(SET_EFFECT_COLUMNS), scope)
+        .bind(ahead.request_snapshot)
+        .bind(ahead.external_ref.as_str())
+        .bind(ahead.key_trusted_until)
+        .bind(started_at)
+        .bind(ahead.lease.owner)
+        .bind(ahead.lease.until_ms)
+        .execute(conn)
+        .await
+        .map(drop)?);
+    on_tx!(&mut tx, conn => bind_scope!(sqlx::query_scalar::<_, i32>(INSERT_ATTEMPT), scope)
+        .bind(AttemptKind::Dispatch.as_str())
+        .bind(Trigger::Request.as_str())
+        .bind(started_at)
+        .fetch_one(conn)
+        .await
+        .map(drop)?);
+    super::write::commit(tx).await?;
+    Ok(WriteAheadClaim::Placed)
 }
 
 /// Takes the lease on an unsettled effect whose previous lease (if any) ran

@@ -21,6 +21,7 @@ use crate::{KitchenConfig, KitchenError};
 
 pub(crate) mod circuit;
 pub(crate) mod comments;
+pub(crate) mod duplicates;
 pub(crate) mod effects;
 pub(crate) mod fault;
 pub(crate) mod group_commit;

@@ -49,6 +49,12 @@ pub(crate) trait WriteAction: RetrySafeWrite<Result: WriteResult> {
     /// The validated, normalized command.
     /// `Clone` because on SQLite it is handed to the group writer's task.
     type Command: Clone + Send + Sync + 'static;
+    /// Whether a repeat of the same content under a new key is a new thing
+    /// worth a second look (a create, a comment): the likely-duplicate guard
+    /// looks only at these. A change or a move made twice changes nothing
+    /// the second time, so no other action needs it.
+    const GUARDED: bool = false;
+
     /// The canonical form of a command: a struct of plain values with its
     /// fields in alphabetical order. Its JSON is what the fingerprint hashes,
     /// so two requests that mean the same must give equal forms.

@@ -4,10 +4,12 @@
 
 use std::time::Duration;
 
+use time::OffsetDateTime;
+
 use crate::KitchenError;
 use crate::domain::fault::Written;
 use crate::domain::operation::{OperationKey, OperationRecord, OperationState, ResultSnapshot};
-use crate::outcome::{Outcome, RETRY_AFTER, Receipt};
+use crate::outcome::{Outcome, RETRY_AFTER, Receipt, Refusal};
 use crate::store::group_commit::{BoxFuture, GroupWriter, JobError, Statements, Verdict};
 use crate::store::write::WriteTx;
 use crate::store::{self, Db, is_lock_timeout, write};
@@ -56,13 +58,22 @@ impl Engine {
     /// it up to the wait bound, then replays, or answers
     /// [`Outcome::InProgress`]. Invalid input answers [`Outcome::Invalid`] and
     /// a refused one [`Outcome::Refused`], both leaving the key unused.
+    ///
+    /// With `refuse_duplicates` (the likely-duplicate guard in `confirm`
+    /// mode, its window), a new key whose content matches a write under
+    /// another key within that window is refused
+    /// ([`Refusal::PossibleDuplicate`]) in the transaction that would have
+    /// claimed it, after a lock on the content: of two racing writes of the
+    /// same content, one is made and the other refused.
     pub(crate) async fn perform<A: WriteAction>(
         &self,
         actor: Actor,
         key: &OperationKey,
         command: A::Command,
+        refuse_duplicates: Option<Duration>,
     ) -> Result<Outcome<A::Result>, KitchenError> {
         let now = self.keys.clock.now();
+        let duplicates_since = refuse_duplicates.map(|window| now - window);
         let fingerprint = KeyRules::fingerprint::<A>(&command);
         // Fastest path for retries: the finished answer is in memory.
         if let Some(outcome) =
@@ -81,7 +92,12 @@ impl Engine {
         let record = self
             .keys
             .record::<A>(actor, key, fingerprint, now, OperationState::Succeeded);
-        let planned = self.planned::<A>(actor, &record, &command);
+        // A write the guard may refuse reads before it writes: never in one
+        // statement.
+        let planned = match duplicates_since {
+            Some(_) => None,
+            None => self.planned::<A>(actor, &record, &command),
+        };
         // Fast path for retries: a committed record is final (the effect and
         // its record committed together and never change), so one indexed
         // read decides replay or conflict without a write transaction. This
@@ -109,11 +125,14 @@ impl Engine {
         // only its wait for the answer, never the write half-way. The commit
         // then still happens once, and the caller's retry replays it.
         let engine = self.clone();
-        let outcome =
-            tokio::spawn(async move { engine.decide::<A>(actor, record, command, planned).await })
+        let outcome = tokio::spawn(async move {
+            engine
+                .decide::<A>(actor, record, command, planned, duplicates_since)
                 .await
-                .map_err(|e| KitchenError::Interrupted(e.to_string()))?
-                .map_err(Self::as_written_nothing)?;
+        })
+        .await
+        .map_err(|e| KitchenError::Interrupted(e.to_string()))?
+        .map_err(Self::as_written_nothing)?;
         Ok(self.remember(outcome))
     }
 
@@ -168,7 +187,9 @@ impl Engine {
             writer: None,
             ..self.clone()
         };
-        alone.decide::<A>(actor, record, command, planned).await
+        alone
+            .decide::<A>(actor, record, command, planned, None)
+            .await
     }
 
     /// The transaction half of [`Engine::perform`].
@@ -178,6 +199,7 @@ impl Engine {
         record: OperationRecord,
         command: A::Command,
         planned: Option<Planned<A::Result>>,
+        duplicates_since: Option<OffsetDateTime>,
     ) -> Result<Outcome<A::Result>, KitchenError> {
         let context = WriteContext::of(actor, &record);
         let in_progress = Outcome::InProgress {
@@ -188,7 +210,13 @@ impl Engine {
         // key is free again and one more try decides it.
         for _ in 0..3 {
             match self
-                .try_once::<A>(&record, &command, &context, planned.as_ref())
+                .try_once::<A>(
+                    &record,
+                    &command,
+                    &context,
+                    planned.as_ref(),
+                    duplicates_since,
+                )
                 .await
             {
                 Ok(Try::Done(outcome)) => return Ok(outcome),
@@ -232,13 +260,17 @@ impl Engine {
         command: &A::Command,
         context: &WriteContext,
         planned: Option<&Planned<A::Result>>,
+        duplicates_since: Option<OffsetDateTime>,
     ) -> Result<Try<A::Result>, KitchenError> {
         let tried = match (planned, &self.writer) {
             (Some(planned), _) => self.try_in_one_statement(record, planned).await?,
             (None, Some(writer)) => {
-                Self::try_in_group::<A>(writer, record, command, context).await?
+                Self::try_in_group::<A>(writer, record, command, context, duplicates_since).await?
             }
-            (None, None) => self.try_alone::<A>(record, command, context).await?,
+            (None, None) => {
+                self.try_alone::<A>(record, command, context, duplicates_since)
+                    .await?
+            }
         };
         // Committed, and nobody answered yet: the window a crash makes hard.
         if let Try::Done(Outcome::Created(_)) = &tried {
@@ -268,6 +300,7 @@ impl Engine {
             return Ok(Try::Taken);
         }
         Ok(Try::Done(Outcome::Created(Receipt {
+            possible_duplicate_of: None,
             result: planned.result.clone(),
             snapshot,
             operation,
@@ -281,11 +314,13 @@ impl Engine {
         record: &OperationRecord,
         command: &A::Command,
         context: &WriteContext,
+        duplicates_since: Option<OffsetDateTime>,
     ) -> Result<Try<A::Result>, KitchenError> {
         let attempt = GroupJob::<A> {
             record: record.clone(),
             command: command.clone(),
             context: context.clone(),
+            duplicates_since,
         };
         match writer.submit(attempt).await {
             Ok(tried) => Ok(tried),
@@ -304,9 +339,11 @@ impl Engine {
         record: &OperationRecord,
         command: &A::Command,
         context: &WriteContext,
+        duplicates_since: Option<OffsetDateTime>,
     ) -> Result<Try<A::Result>, KitchenError> {
         let mut tx = write::begin(&self.db, self.wait_bound).await?;
-        let (verdict, tried) = Self::statements::<A>(&mut tx, record, command, context).await?;
+        let (verdict, tried) =
+            Self::statements::<A>(&mut tx, record, command, context, duplicates_since).await?;
         match verdict {
             Verdict::Keep => write::commit(tx).await.map_err(commit_failure)?,
             Verdict::Discard => write::rollback(tx).await?,
@@ -322,9 +359,13 @@ impl Engine {
         record: &OperationRecord,
         command: &A::Command,
         context: &WriteContext,
+        duplicates_since: Option<OffsetDateTime>,
     ) -> Result<(Verdict, Try<A::Result>), KitchenError> {
         if !write::claim(tx, record).await? {
             return Ok((Verdict::Discard, Try::Taken));
+        }
+        if let Some(refused) = Self::refuse_duplicate(tx, record, duplicates_since).await? {
+            return Ok((Verdict::Discard, refused));
         }
         let applied = match A::apply(command, tx, context).await? {
             Ok(applied) => applied,
@@ -347,11 +388,27 @@ impl Engine {
         Ok((
             Verdict::Keep,
             Try::Done(Outcome::Created(Receipt {
+                possible_duplicate_of: None,
                 result: applied.result,
                 snapshot,
                 operation,
             })),
         ))
+    }
+
+    /// With the guard refusing duplicates since `since`: the refusal of a
+    /// write whose content matches an earlier one under another key (the
+    /// claim just made goes with it: the key stays unused).
+    async fn refuse_duplicate<R>(
+        tx: &mut WriteTx,
+        record: &OperationRecord,
+        since: Option<OffsetDateTime>,
+    ) -> Result<Option<Try<R>>, KitchenError> {
+        let Some(since) = since else {
+            return Ok(None);
+        };
+        let earlier = store::duplicates::earlier_write_locked(tx, record, since).await?;
+        Ok(earlier.map(|of| Try::Done(Outcome::Refused(Refusal::PossibleDuplicate { of }))))
     }
 
     /// [`Engine::statements`] for a planned write: the claim carries the
@@ -361,15 +418,20 @@ impl Engine {
         tx: &mut WriteTx,
         record: &OperationRecord,
         planned: Planned<R>,
+        duplicates_since: Option<OffsetDateTime>,
     ) -> Result<(Verdict, Try<R>), KitchenError> {
         let (snapshot, operation) = planned_record(record, &planned.result, planned.ticket)?;
         if !write::claim(tx, &operation).await? {
             return Ok((Verdict::Discard, Try::Taken));
         }
+        if let Some(refused) = Self::refuse_duplicate(tx, record, duplicates_since).await? {
+            return Ok((Verdict::Discard, refused));
+        }
         store::planned::insert(tx, operation.tenant_id, &planned.rows).await?;
         Ok((
             Verdict::Keep,
             Try::Done(Outcome::Created(Receipt {
+                possible_duplicate_of: None,
                 result: planned.result,
                 snapshot,
                 operation,
@@ -402,6 +464,7 @@ struct GroupJob<A: WriteAction> {
     record: OperationRecord,
     command: A::Command,
     context: WriteContext,
+    duplicates_since: Option<OffsetDateTime>,
 }
 
 impl<A: WriteAction> Statements for GroupJob<A> {
@@ -416,9 +479,19 @@ impl<A: WriteAction> Statements for GroupJob<A> {
             // hand, so no `finish` follows: one statement fewer for each
             // write while the group holds the lock.
             match A::planned(&self.command, &self.context) {
-                Some(planned) => Engine::planned_statements(tx, &self.record, planned).await,
+                Some(planned) => {
+                    Engine::planned_statements(tx, &self.record, planned, self.duplicates_since)
+                        .await
+                }
                 None => {
-                    Engine::statements::<A>(tx, &self.record, &self.command, &self.context).await
+                    Engine::statements::<A>(
+                        tx,
+                        &self.record,
+                        &self.command,
+                        &self.context,
+                        self.duplicates_since,
+                    )
+                    .await
                 }
             }
         })

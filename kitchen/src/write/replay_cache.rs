@@ -157,6 +157,7 @@ impl ReplayCache {
         let result = entry.result.downcast_ref::<T>()?.clone();
         let snapshot = entry.record.result.clone()?;
         Some(Outcome::Replayed(Receipt {
+            possible_duplicate_of: None,
             result,
             snapshot,
             operation: entry.record.clone(),

@@ -3,7 +3,7 @@
 use kitchen::actions::AddComment;
 use kitchen::{
     Comment, CommentDraft, FieldViolation, MAX_COMMENT_CHARS, MAX_KEY_LEN, MIN_KEY_LEN,
-    OperationKey, Outcome, TicketAt,
+    OperationKey, Outcome, TicketAt, WriteOptions,
 };
 use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
@@ -26,6 +26,12 @@ impl WriteTool for AddComment {
 
     fn operation_id(args: &mut AddCommentArgs) -> Option<String> {
         args.operation_id.take()
+    }
+
+    fn options(args: &AddCommentArgs) -> WriteOptions {
+        WriteOptions {
+            confirm_new: args.confirm_new.unwrap_or(false),
+        }
     }
 
     fn request(
@@ -59,14 +65,17 @@ pub(crate) struct AddCommentArgs {
     /// The operation id.
     #[schemars(required, description = contract::OPERATION_ID_ARG, length(min = MIN_KEY_LEN, max = MAX_KEY_LEN))]
     pub(crate) operation_id: Option<String>,
+    /// A second comment with the same text as a recent one is meant.
+    #[schemars(description = contract::CONFIRM_NEW_ARG)]
+    pub(crate) confirm_new: Option<bool>,
 }
 
 impl ToolArgs for AddCommentArgs {}
 
 /// The tool's description, as a model reads it (hashed into the contract,
 /// and linted with every other: `mcp-door/tests/contract.rs`).
-const DESCRIPTION: &str = "Add a comment to a ticket. operation_id works as in create_ticket: \
-a retry returns the original comment instead of adding a second one.";
+const DESCRIPTION: &str = "Add a comment to a ticket. operation_id works as in \
+create_ticket.";
 
 #[tool_router(router = add_comment_tool, vis = "pub(crate)")]
 impl TicketTools {

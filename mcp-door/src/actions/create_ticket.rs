@@ -1,7 +1,7 @@
 //! `create_ticket`: a new ticket, made once per operation_id.
 
 use kitchen::actions::CreateTicket;
-use kitchen::{FieldViolation, OperationKey, Outcome, TicketDraft};
+use kitchen::{FieldViolation, OperationKey, Outcome, TicketDraft, WriteOptions};
 use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResponse, CallToolResult};
@@ -22,6 +22,12 @@ impl WriteTool for CreateTicket {
         args.operation_id.take()
     }
 
+    fn options(args: &CreateTicketArgs) -> WriteOptions {
+        WriteOptions {
+            confirm_new: args.confirm_new.unwrap_or(false),
+        }
+    }
+
     fn request(args: CreateTicketArgs, _: &mut Vec<FieldViolation>) -> ToolRequest<TicketDraft> {
         ToolRequest {
             request: TicketDraft::from(args.ticket),
@@ -37,9 +43,9 @@ impl WriteTool for CreateTicket {
 /// The tool's description, as a model reads it (hashed into the contract,
 /// and linted with every other: `mcp-door/tests/contract.rs`).
 const DESCRIPTION: &str = "Create one ticket. operation_id makes retries safe: invent a fresh \
-UUID for each new ticket you intend, and reuse it with the same arguments when retrying after an \
-error, timeout or lost reply; the retry returns the original ticket instead of making a second one. \
-If unsure whether a ticket was created, call get_operation_status first.";
+UUID for each ticket you intend, and reuse it with the same arguments on every retry after an \
+error, timeout or lost reply: the retry returns the original ticket. If unsure whether it was \
+made, call get_operation_status first.";
 
 #[tool_router(router = create_ticket_tool, vis = "pub(crate)")]
 impl TicketTools {

@@ -73,8 +73,7 @@ impl ToolArgs for TransitionTicketArgs {}
 /// The tool's description, as a model reads it (hashed into the contract,
 /// and linted with every other: `mcp-door/tests/contract.rs`).
 const DESCRIPTION: &str = "Move a ticket to another status. Only some moves are \
-allowed; a refused move lists allowed_moves. operation_id works as in create_ticket: a retry \
-returns the first result and moves nothing again.";
+allowed; a refused move lists allowed_moves. operation_id works as in create_ticket.";
 
 #[tool_router(router = transition_ticket_tool, vis = "pub(crate)")]
 impl TicketTools {

@@ -94,8 +94,7 @@ impl ToolArgs for UpdateTicketArgs {
 /// and linted with every other: `mcp-door/tests/contract.rs`).
 const DESCRIPTION: &str = "Change a ticket's title, description, priority or assignee; \
 arguments left out are kept. With expected_version, the change is refused if the ticket changed \
-since you read it. operation_id works as in create_ticket: a retry returns the first result and \
-changes nothing again.";
+since you read it. operation_id works as in create_ticket.";
 
 #[tool_router(router = update_ticket_tool, vis = "pub(crate)")]
 impl TicketTools {

@@ -176,6 +176,7 @@ fn every_type_holds_what_its_schema_admits() {
             let mut samples = match declared {
                 Some("string") => vec![json!(""), json!("ops")],
                 Some("integer") => vec![json!(-1), json!(1e12), json!(u64::MAX)],
+                Some("boolean") => vec![json!(true), json!(false)],
                 other => panic!("{name}: type {other:?} is not checked by `admit`"),
             };
             if nullable {

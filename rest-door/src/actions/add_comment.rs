@@ -80,11 +80,15 @@ pub(crate) async fn add(
     Path(id): Path<String>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, RestError> {
-    door.write::<AddComment>(
+    door.write_with::<AddComment>(
         |headers| {
             let expected_version = versions::expected_version(headers)?;
-            let draft: CommentDraft = json_body::parse(headers, body, AddComment::ACTION)?;
-            Ok((TicketAt::new(ticket_id(&id)?, expected_version), draft))
+            let (draft, options): (CommentDraft, _) =
+                json_body::parse_confirming(headers, body, AddComment::ACTION)?;
+            Ok((
+                (TicketAt::new(ticket_id(&id)?, expected_version), draft),
+                options,
+            ))
         },
         writes::comment_added,
     )

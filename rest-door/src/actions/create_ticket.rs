@@ -72,11 +72,11 @@ pub(crate) async fn create(
     door: WriteDoor,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, RestError> {
-    door.write::<CreateTicket>(
+    door.write_with::<CreateTicket>(
         |headers| {
-            let request: CreateTicketRequest =
-                json_body::parse(headers, body, CreateTicket::ACTION)?;
-            Ok(TicketDraft::from(request))
+            let (request, options): (CreateTicketRequest, _) =
+                json_body::parse_confirming(headers, body, CreateTicket::ACTION)?;
+            Ok((TicketDraft::from(request), options))
         },
         writes::ticket_created,
     )

@@ -11,8 +11,8 @@ use http::request::Parts;
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use kitchen::whole_seconds;
 use kitchen::{
-    Action, Actor, Caller, Comment, Expired, Kitchen, KitchenWrite, NotCreatedReason, OperationKey,
-    OperationRef, OperationState, Outcome, Receipt, Ticket,
+    Action, Actor, Caller, Comment, EarlierWrite, Expired, Kitchen, KitchenWrite, NotCreatedReason,
+    OperationKey, OperationRef, OperationState, Outcome, Receipt, Ticket, WriteOptions,
 };
 use serde::Serialize;
 use telemetry::{Attempt, ContractFailure, Door, Metrics};
@@ -37,6 +37,36 @@ pub const IDEMPOTENT_REPLAYED: HeaderName = HeaderName::from_static("idempotent-
 /// Validity and Expiry").
 pub const IDEMPOTENCY_REPLAYABLE_UNTIL: HeaderName =
     HeaderName::from_static("idempotency-replayable-until");
+
+/// Response header of a write the likely-duplicate guard warns about (it
+/// was made: its content matches a recent write under another key): a
+/// structured-field dictionary (RFC 9651) naming that write's status
+/// resource (`operation`), what it made (`resource`, once it did) and when
+/// (`created_at`).
+pub const POSSIBLE_DUPLICATE_OF: HeaderName = HeaderName::from_static("possible-duplicate-of");
+
+/// Request header by which a create or a comment says it means a new one
+/// even if it looks like a repeat (`Confirm-New: true`), as the body's
+/// `confirm_new` does.
+pub const CONFIRM_NEW: HeaderName = HeaderName::from_static("confirm-new");
+
+/// The [`POSSIBLE_DUPLICATE_OF`] value for `earlier`.
+fn duplicate_of(earlier: &EarlierWrite) -> String {
+    // Every member is a path or a timestamp: no quote or backslash to
+    // escape.
+    let mut members = vec![format!(
+        "operation=\"{}\"",
+        links::operation(earlier.action, &earlier.key)
+    )];
+    if let Some(resource) = links::earlier_resource(earlier) {
+        members.push(format!("resource=\"{resource}\""));
+    }
+    members.push(format!(
+        "created_at=\"{}\"",
+        links::rfc3339(earlier.created_at)
+    ));
+    members.join(", ")
+}
 
 /// One write request as it arrived.
 struct WriteRequest<'a> {
@@ -90,6 +120,25 @@ impl WriteDoor {
         W: KitchenWrite,
         W::Result: Current,
     {
+        self.write_with::<W>(
+            |headers| Ok((read(headers)?, WriteOptions::default())),
+            success,
+        )
+        .await
+    }
+
+    /// [`WriteDoor::write`] for a create or a comment, which the
+    /// likely-duplicate guard looks at: `read` also says whether the body
+    /// asked for a new one (`confirm_new`), as the `Confirm-New` header may.
+    pub(crate) async fn write_with<W>(
+        self,
+        read: impl FnOnce(&HeaderMap) -> Result<(W::Request, WriteOptions), RestError>,
+        success: impl FnOnce(&Receipt<W::Result>, bool) -> Response,
+    ) -> Result<Response, RestError>
+    where
+        W: KitchenWrite,
+        W::Result: Current,
+    {
         let Self {
             kitchen,
             metrics,
@@ -106,14 +155,33 @@ impl WriteDoor {
         attempt(
             request,
             |key| async move {
-                let request = read(headers)?;
+                let (request, mut options) = read(headers)?;
+                options.confirm_new |= confirm_new_header(headers)?;
                 Ok(kitchen
-                    .write::<W>(Actor::from(caller), &key, &request)
+                    .write_with::<W>(Actor::from(caller), &key, &request, options)
                     .await?)
             },
             success,
         )
         .await
+    }
+}
+
+/// Whether `Confirm-New: true` was sent (`false` also when it is absent);
+/// any other value is refused by name.
+fn confirm_new_header(headers: &HeaderMap) -> Result<bool, RestError> {
+    let mut values = headers.get_all(CONFIRM_NEW).iter();
+    let Some(value) = values.next() else {
+        return Ok(false);
+    };
+    match (value.to_str().map(str::trim), values.next()) {
+        (Ok("true"), None) => Ok(true),
+        (Ok("false"), None) => Ok(false),
+        _ => Err(RestError::BadRequest(
+            "The Confirm-New header must be sent once, as `true` or `false`. Nothing was \
+             written and the key was not used."
+                .into(),
+        )),
     }
 }
 
@@ -182,6 +250,10 @@ fn respond<T: Current>(
     success: impl FnOnce(&Receipt<T>, bool) -> Response,
 ) -> (Response, Option<ContractFailure>) {
     let failure = ContractFailure::of(&outcome);
+    let duplicate_of = match &outcome {
+        Outcome::Created(receipt) => receipt.possible_duplicate_of.as_ref().map(duplicate_of),
+        _ => None,
+    };
     let (answer, replayable_until) = answer(action, outcome, success);
     let mut response = match answer {
         Ok(response) => response,
@@ -196,6 +268,10 @@ fn respond<T: Current>(
         response
             .headers_mut()
             .insert(IDEMPOTENCY_REPLAYABLE_UNTIL, value);
+    }
+    // The guard's warning: made, but it looks like a retry under a new key.
+    if let Some(value) = duplicate_of.and_then(|v| HeaderValue::from_str(&v).ok()) {
+        response.headers_mut().insert(POSSIBLE_DUPLICATE_OF, value);
     }
     (response, failure)
 }

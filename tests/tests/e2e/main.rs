@@ -5,6 +5,7 @@ mod client;
 mod conditional;
 mod cross_door;
 mod double_fire;
+mod duplicate_guard;
 mod field_limits;
 mod http_edge;
 mod load;

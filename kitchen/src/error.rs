@@ -32,6 +32,13 @@ pub enum KitchenError {
         /// The database's words, for the log.
         cause: String,
     },
+    /// The PostgreSQL server named is a read-only standby (a replica):
+    /// every write would be refused.
+    #[error(
+        "the database is a read-only standby (pg_is_in_recovery() is true): point DATABASE_URL \
+         at the primary, e.g. the HAProxy port that checks Patroni's /primary"
+    )]
+    ReadOnlyStandby,
     /// The schema could not be brought up to date.
     #[error("could not apply database migrations")]
     Migration(#[from] sqlx::migrate::MigrateError),
@@ -56,6 +63,7 @@ impl KitchenError {
                 crate::store::fault::classify(e).map(|fault| (fault, Written::Unknown))
             }
             KitchenError::UnsupportedDatabaseUrl { .. }
+            | KitchenError::ReadOnlyStandby
             | KitchenError::Migration(_)
             | KitchenError::Interrupted(_)
             | KitchenError::CorruptRecord(_) => None,

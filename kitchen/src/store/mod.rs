@@ -103,6 +103,16 @@ impl Db {
                     .max_connections(1)
                     .connect_with(options.clone())
                     .await?;
+                // A standby (a replica port, or a node demoted by a
+                // failover) would answer reads and refuse every write:
+                // refuse it at start, by name, instead.
+                let (standby,): (bool,) = sqlx::query_as("SELECT pg_is_in_recovery()")
+                    .fetch_one(&migrating)
+                    .await?;
+                if standby {
+                    migrating.close().await;
+                    return Err(KitchenError::ReadOnlyStandby);
+                }
                 sqlx::migrate!("../migrations/postgres")
                     .run(&migrating)
                     .await?;

@@ -2,15 +2,19 @@
 # The effect benchmark (drivers/bench/src/effect_bench/): every fault point against
 # blind retry, the provider's native key, this service with a naive client,
 # and this service with tickets-client, on this service's database and on
-# providers that honour or ignore keys; effects counted where they are made.
+# providers that honour or ignore keys; then blind retry through this service
+# with its likely-duplicate guard off, warn and confirm; effects counted where
+# they are made.
 #
-# Usage: drivers/effect_bench.sh           full run (about 4 minutes on 2 cores):
+# Usage: drivers/effect_bench.sh           full run (about 6 minutes on 2 cores):
 #                                          docs/effect-benchmark/results.json,
 #                                          docs/effect-benchmark/heatmap.png and the
 #                                          results section of docs/effect-benchmark.md
-#        drivers/effect_bench.sh --smoke   a few cells, one intent each, SQLite only
-#                                          (under a minute): target/effect-bench/smoke/
-#        Further arguments go to effect-bench (e.g. --seed 5, --intents 3).
+#        drivers/effect_bench.sh --smoke   a few cells (two of them the guard's), one
+#                                          intent each, SQLite only (under a minute):
+#                                          target/effect-bench/smoke/
+#        Further arguments go to effect-bench (e.g. --seed 5, --intents 3,
+#        --only-strategy blind --only-guard confirm).
 # Needs PostgreSQL for the full run's two-instance row (TEST_POSTGRES_URL).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"

@@ -1,7 +1,9 @@
 """Draws the effect benchmark's heatmap: one panel per judging number
 (extra effects, missing effects, false deduplications, unresolved
-outcomes), fault points down, strategy/backend across, each cell's count
-written in it; cells that cannot exist are grey, cells not run blank.
+outcomes), fault points down, strategy/backend across (then, per backend,
+blind retry through this service under each likely-duplicate guard:
+`local/a+warn`, `honour/a+confirm`, ...), each cell's count written in it;
+cells that cannot exist are grey, cells not run blank.
 
 Usage: effect_bench_report.py RESULTS.json OUT.png
 """
@@ -37,7 +39,7 @@ PANELS = [
 ]
 cmap = LinearSegmentedColormap.from_list("bad", ["#f4fbf4", "#f6c28b", "#d7301f"])
 
-fig, axes = plt.subplots(2, 2, figsize=(20, 15))
+fig, axes = plt.subplots(2, 2, figsize=(max(20, 1.2 * len(columns)), 15))
 for panel, (field, title) in enumerate(PANELS):
     ax = axes[panel // 2][panel % 2]
     values, labels = [], []
@@ -68,19 +70,24 @@ for panel, (field, title) in enumerate(PANELS):
     ax.set_xticklabels(columns, rotation=60, ha="right", fontsize=9)
     ax.set_yticks(range(len(rows)))
     ax.set_yticklabels([f"{i}. {r.replace('-', ' ')}" for i, r in enumerate(rows)], fontsize=10)
-    # Backend groups: local | honour | ignore.
+    # Backend groups: local | honour | ignore; within one, the grid's
+    # columns : the guard columns.
     previous = None
     for j, column in enumerate(columns):
         backend = column.split("/")[0]
-        if previous is not None and backend != previous:
+        if previous is not None and backend != previous[0]:
             ax.axvline(j - 0.5, color="black", linewidth=1.2)
-        previous = backend
+        elif previous is not None and "+" in column and "+" not in previous[1]:
+            ax.axvline(j - 0.5, color="black", linewidth=0.8, linestyle="--")
+        previous = (backend, column)
 
 fig.suptitle(
     f"effect-bench: counts per cell, {meta['intents_per_cell']} intent(s) each (colour: per intent, "
     f"0 green to 1 or more red; grey: cannot exist; blank: not run), seed {meta['seed']}\n"
     f"columns backend/strategy: a blind retry, b native key or no retry, "
-    f"c this service + naive client, d this service + tickets-client",
+    f"c this service + naive client, d this service + tickets-client; "
+    f"a+GUARD: blind retry through this service with DUPLICATE_GUARD=GUARD "
+    f"(confirm-new: the caller says confirm_new on a meant second intent)",
     fontsize=13,
 )
 fig.tight_layout(rect=(0, 0, 1, 0.95))

@@ -6,12 +6,13 @@ use std::path::PathBuf;
 
 use clap::Parser;
 
-use tickets_bench::effect_bench::{self, Backend, Config, Row, Strategy};
+use tickets_bench::effect_bench::{self, Backend, Config, Guard, Row, Strategy};
 
 /// Runs every fault point against blind retry, the provider's native key,
 /// this service with a naive client, and this service with tickets-client,
 /// on this service's database and on providers that honour or ignore keys;
-/// counts the effects where they are made; writes results.json, prints the
+/// then blind retry through this service with its likely-duplicate guard
+/// off, warn and confirm; counts the effects where they are made; writes results.json, prints the
 /// tables (and, with --doc, writes them into the doc's results section). Exits 1 if a
 /// cell could not be measured or tickets-client ever made an effect twice.
 #[derive(Debug, Parser)]
@@ -35,8 +36,9 @@ struct Args {
     /// Intents per cell (default 8; 1 with --smoke).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=500))]
     intents: Option<u32>,
-    /// The smoke size: three rows on the local and honouring backends, one
-    /// intent per cell, SQLite only.
+    /// The smoke size: three rows on the local and honouring backends and
+    /// two guard cells (warn, confirm) on the local one, one intent per
+    /// cell, SQLite only.
     #[arg(long)]
     smoke: bool,
     /// Only this row (repeatable).
@@ -48,6 +50,11 @@ struct Args {
     /// Only this strategy (repeatable).
     #[arg(long, value_enum)]
     only_strategy: Vec<Strategy>,
+    /// Only this likely-duplicate guard (repeatable): the guard columns
+    /// with it; `off` also selects the grid's columns (whose server runs
+    /// with the guard off).
+    #[arg(long, value_enum)]
+    only_guard: Vec<Guard>,
     /// Where results.json goes.
     #[arg(long, default_value = "target/effect-bench")]
     out: PathBuf,
@@ -75,6 +82,7 @@ async fn main() -> anyhow::Result<()> {
         rows: args.only_row,
         backends: args.only_backend,
         strategies: args.only_strategy,
+        guards: args.only_guard,
         work_dir: args.work_dir,
         command,
     };

@@ -22,6 +22,7 @@
 //! pause; a crash loses it (there is nowhere it was written down), so the
 //! restarted caller begins the intent afresh, under a new key.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use super::timing::Budget;
@@ -80,6 +81,35 @@ fn lock(memory: &Remembered) -> MutexGuard<'_, Memory> {
     memory.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// What our likely-duplicate guard told an intent's callers, counted over
+/// all of them (the control's second caller and a restarted one
+/// included): instrumentation, not something a caller remembers.
+#[derive(Debug, Default)]
+pub(crate) struct GuardHeard {
+    flagged: AtomicU64,
+    refused: AtomicU64,
+}
+
+impl GuardHeard {
+    /// Answers received with `Possible-Duplicate-Of` (`warn`).
+    pub(crate) fn flagged(&self) -> u64 {
+        self.flagged.load(Ordering::SeqCst)
+    }
+
+    /// `409 possible-duplicate` answers received (`confirm`).
+    pub(crate) fn refused(&self) -> u64 {
+        self.refused.load(Ordering::SeqCst)
+    }
+
+    fn count(&self, heard: &Heard) {
+        match heard {
+            Heard::Made { flagged: true } => self.flagged.fetch_add(1, Ordering::SeqCst),
+            Heard::PossibleDuplicate => self.refused.fetch_add(1, Ordering::SeqCst),
+            _ => 0,
+        };
+    }
+}
+
 /// Strategy (a), (b) or (c), ready to call.
 #[derive(Debug, Clone)]
 pub(crate) struct Caller {
@@ -91,6 +121,8 @@ pub(crate) struct Caller {
     pub(crate) budget: Budget,
     /// The HTTP client (a crash makes a new one).
     pub(crate) http: reqwest::Client,
+    /// Where what the guard said to it is counted (the intent's tally).
+    pub(crate) heard: Arc<GuardHeard>,
 }
 
 /// The policies of strategies (a) to (c).
@@ -141,9 +173,14 @@ impl Caller {
                 self.budget.timeout,
             )
             .await;
+            self.heard.count(&answer);
             let retry_after = match answer {
-                Heard::Made => return CallEnd::Done { dedup: false },
+                Heard::Made { .. } => return CallEnd::Done { dedup: false },
                 Heard::Replayed => return CallEnd::Done { dedup: true },
+                // "It was made already, under another key": a definite
+                // answer that the effect exists (if it is wrong, the
+                // caller's intent is lost: a false deduplication).
+                Heard::PossibleDuplicate => return CallEnd::Refused { dedup: true },
                 Heard::Refused { dedup, .. } => {
                     // A refusal made nothing: the intent may be sent again.
                     lock(memory).maybe_sent = false;
@@ -213,11 +250,13 @@ mod tests {
             },
             budget: Budget::default(),
             http: reqwest::Client::new(),
+            heard: Arc::default(),
         };
         let ask = Ask {
             project_id: "p".into(),
             title: title.into(),
             description: "d".into(),
+            confirm_new: false,
         };
         let end = caller.call(&forget(), &ask).await;
         let counts = sim.client().counts().await.expect("counts");
@@ -257,11 +296,13 @@ mod tests {
             },
             budget: Budget::default(),
             http: reqwest::Client::new(),
+            heard: Arc::default(),
         };
         let ask = Ask {
             project_id: "p".into(),
             title: "resumed".into(),
             description: "d".into(),
+            confirm_new: false,
         };
         assert_eq!(caller.call(&memory, &ask).await, CallEnd::Unresolved);
         let counts = weak.client().counts().await.expect("counts");

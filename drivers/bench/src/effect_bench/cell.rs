@@ -6,13 +6,15 @@ use std::time::{Duration, Instant};
 
 use futures::future::join_all;
 
-use super::callers::{Caller, Policy};
+use std::sync::Arc;
+
+use super::callers::{Caller, GuardHeard, Policy};
 use super::client_caller::ClientAgent;
 use super::env::{Env, Which};
-use super::matrix::{Backend, Column, Row, Strategy};
+use super::matrix::{Backend, Column, Guard, Row, Strategy};
 use super::metrics::{self, IntentLog, Metrics, Observed};
 use super::proxy::{Fate, Rule};
-use super::scenario::{self, Agent};
+use super::scenario::{self, Agent, Asks};
 use super::timing::{self, Budget};
 use super::truth::{self, Ledger};
 use super::wire::{Ask, Door};
@@ -38,8 +40,9 @@ pub(crate) struct Cell {
 
 impl Cell {
     fn project(self) -> String {
+        let guard = self.column.guard.map_or(String::new(), |g| format!("-{g}"));
         format!(
-            "eb-r{:02}-{}-{}",
+            "eb-r{:02}-{}-{}{guard}",
             self.row.index(),
             self.column.backend,
             self.column.strategy.letter()
@@ -54,8 +57,9 @@ impl Cell {
         )
     }
 
-    /// What intent `i` asks for, and its repaired form.
-    fn asks(self, intent: usize) -> (Ask, Ask) {
+    /// What intent `i` asks for, its repaired form, and the control's
+    /// second intent.
+    fn asks(self, intent: usize) -> Asks {
         let ask = Ask {
             project_id: self.project(),
             title: self.title(intent),
@@ -64,17 +68,24 @@ impl Cell {
                 (Row::RepairAfterRefusal, Backend::Local) => "x".repeat(10_001),
                 _ => "first version".into(),
             },
+            confirm_new: false,
         };
-        let repaired = Ask {
-            description: "corrected".into(),
-            ..ask.clone()
-        };
-        (ask, repaired)
+        Asks {
+            repaired: Ask {
+                description: "corrected".into(),
+                ..ask.clone()
+            },
+            second: Ask {
+                confirm_new: self.column.guard == Some(Guard::ConfirmNew),
+                ..ask.clone()
+            },
+            first: ask,
+        }
     }
 
     /// The instance of this service the cell's callers reach, if any.
     fn instance(self) -> Option<Which> {
-        if !self.column.strategy.through_service(self.column.backend) {
+        if !self.column.through_service() {
             return None;
         }
         Some(match self.row {
@@ -91,13 +102,15 @@ pub(crate) async fn run(
     cell: Cell,
     journals: &std::path::Path,
 ) -> anyhow::Result<Metrics> {
-    let Column { backend, strategy } = cell.column;
+    let Column {
+        backend, strategy, ..
+    } = cell.column;
     let sim = env.sim();
     // Where the callers' requests go behind the proxy, and where effects
     // are counted.
     let (upstream, first_upstream, door_token, ledger) = match cell.instance() {
         Some(which) => {
-            let instance = env.instance(which).await?;
+            let instance = env.instance(which, cell.column.server_guard()).await?;
             let ledger = match &sim {
                 Some(sim) => Ledger::Provider(sim.clone()),
                 None => Ledger::Database(instance.database.url().to_owned()),
@@ -128,8 +141,10 @@ pub(crate) async fn run(
     if let Some(sim) = &sim {
         sim.clear_faults().await?;
     }
-    let asks: Vec<(Ask, Ask)> = (0..cell.intents).map(|i| cell.asks(i)).collect();
-    let titles: Vec<String> = asks.iter().map(|(a, _)| a.title.clone()).collect();
+    let asks: Vec<Asks> = (0..cell.intents).map(|i| cell.asks(i)).collect();
+    let titles: Vec<String> = asks.iter().map(|a| a.first.title.clone()).collect();
+    // What the guard said to each intent's callers.
+    let heard: Vec<Arc<GuardHeard>> = (0..cell.intents).map(|_| Arc::default()).collect();
     set_faults(env, cell, &titles, first_upstream.as_deref()).await?;
 
     let base = env.proxy.base_url();
@@ -153,6 +168,7 @@ pub(crate) async fn run(
         .unwrap_or_default();
     let make = |n: usize| {
         let (door, base, token) = (door.clone(), base.clone(), token.clone());
+        let heard = heard[n / 2].clone();
         let journal = journals.join(format!(
             "{}-{n}.db",
             cell.title(n / 2).replace([' ', '/'], "_")
@@ -164,6 +180,7 @@ pub(crate) async fn run(
                     door,
                     budget: Budget::default(),
                     http: reqwest::Client::new(),
+                    heard,
                 }),
                 None => Agent::Client(Box::new(
                     ClientAgent::new(&base, &token, &journal, timing::CALL_TIMEOUT).await?,
@@ -186,13 +203,13 @@ pub(crate) async fn run(
             _ => env.proxy.outage(timing::OUTAGE).await?,
         }
     }
-    let stories = join_all(asks.iter().enumerate().map(|(i, (ask, repaired))| {
+    let stories = join_all(asks.iter().enumerate().map(|(i, asks)| {
         let make = &make;
         let moment = moments[i];
         async move {
             tokio::time::sleep(moment.start).await;
             let agent = make(2 * i).await?;
-            scenario::tell(cell.row, agent, || make(2 * i + 1), ask, repaired, moment).await
+            scenario::tell(cell.row, agent, || make(2 * i + 1), asks, moment).await
         }
     }))
     .await;
@@ -225,7 +242,7 @@ pub(crate) async fn run(
         _ => None,
     };
     let mut logs = Vec::new();
-    for (title, story) in titles.iter().zip(stories) {
+    for ((title, story), heard) in titles.iter().zip(stories).zip(&heard) {
         let story = story?;
         logs.push(IntentLog {
             title: title.clone(),
@@ -238,6 +255,8 @@ pub(crate) async fn run(
             met_ambiguity: cell.row.ambiguous(),
             latency: story.latency,
             writes: seen.writes.get(title).copied().unwrap_or(0),
+            flagged_heard: heard.flagged(),
+            refused_heard: heard.refused(),
         });
     }
     let observed = Observed {
@@ -245,6 +264,7 @@ pub(crate) async fn run(
         status_reads: seen.status_reads,
         provider_writes,
         unsettled,
+        guard_said: seen.guard,
     };
     if let Some(sim) = &sim {
         sim.clear_faults().await?;

@@ -2,9 +2,11 @@
 //! backends), the proxy every caller goes through, and the instances of
 //! this service, each started the first time a cell needs it: the main one
 //! (SQLite), one with a short replay window (SQLite), and two on one fresh
-//! PostgreSQL database. All of it is torn down when the backend's cells
-//! are done.
+//! PostgreSQL database, each of them once per likely-duplicate guard mode
+//! a cell asks for. All of it is torn down when the backend's cells are
+//! done.
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -46,7 +48,7 @@ impl Instance {
 }
 
 /// Which instance a cell talks to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Which {
     /// The main one.
     Main,
@@ -67,9 +69,8 @@ pub(crate) struct Env {
     binary: PathBuf,
     postgres_url: String,
     logs: PathBuf,
-    main: Option<Instance>,
-    short_window: Option<Instance>,
-    pair: Option<Instance>,
+    /// The instances started so far, by kind and `DUPLICATE_GUARD`.
+    instances: BTreeMap<(Which, &'static str), Instance>,
 }
 
 impl Env {
@@ -104,9 +105,7 @@ impl Env {
             binary: binary.to_owned(),
             postgres_url: postgres_url.to_owned(),
             logs: logs.to_owned(),
-            main: None,
-            short_window: None,
-            pair: None,
+            instances: BTreeMap::new(),
         })
     }
 
@@ -115,14 +114,15 @@ impl Env {
         self.sim.as_ref().map(RunningSim::client)
     }
 
-    /// The instance `which`, started if it is not yet.
-    pub(crate) async fn instance(&mut self, which: Which) -> anyhow::Result<&Instance> {
-        let slot = match which {
-            Which::Main => &mut self.main,
-            Which::ShortWindow => &mut self.short_window,
-            Which::Pair => &mut self.pair,
-        };
-        if slot.is_none() {
+    /// The instance `which` with the guard `guard`, started if it is not
+    /// yet.
+    pub(crate) async fn instance(
+        &mut self,
+        which: Which,
+        guard: kitchen::GuardMode,
+    ) -> anyhow::Result<&Instance> {
+        let slot = (which, guard.as_str());
+        if !self.instances.contains_key(&slot) {
             let backend = self.backend;
             let settings = Settings {
                 provider: self.sim.as_ref().map(RunningSim::base_url),
@@ -133,9 +133,10 @@ impl Env {
                 },
                 replay_window_secs: (which == Which::ShortWindow)
                     .then_some(timing::REPLAY_WINDOW_SECS),
+                guard,
                 log: self
                     .logs
-                    .join(format!("{backend}-{which:?}.log").to_lowercase()),
+                    .join(format!("{backend}-{which:?}-guard-{guard}.log").to_lowercase()),
             };
             // A fresh log per run; the servers append to it.
             std::fs::File::create(&settings.log)?;
@@ -157,11 +158,14 @@ impl Env {
             .await;
             match started {
                 Ok((token, servers)) => {
-                    *slot = Some(Instance {
-                        servers,
-                        database,
-                        token,
-                    });
+                    self.instances.insert(
+                        slot,
+                        Instance {
+                            servers,
+                            database,
+                            token,
+                        },
+                    );
                 }
                 Err(e) => {
                     // Started servers die with the vector; the database
@@ -171,18 +175,16 @@ impl Env {
                 }
             }
         }
-        slot.as_ref()
-            .ok_or_else(|| anyhow::anyhow!("the {which:?} instance did not start"))
+        self.instances
+            .get(&slot)
+            .ok_or_else(|| anyhow::anyhow!("the {which:?} instance ({guard}) did not start"))
     }
 
     /// Stops every server and removes every database (the PostgreSQL one
     /// included, on failure too).
     pub(crate) async fn stop(self) -> anyhow::Result<()> {
         let mut first_error = None;
-        for instance in [self.main, self.short_window, self.pair]
-            .into_iter()
-            .flatten()
-        {
+        for instance in self.instances.into_values() {
             if let Err(e) = instance.stop().await {
                 first_error.get_or_insert(e);
             }

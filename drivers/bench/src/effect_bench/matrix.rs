@@ -105,6 +105,63 @@ impl Strategy {
     }
 }
 
+/// The likely-duplicate guard (`DUPLICATE_GUARD`) our server runs with in
+/// the guard columns: strategy (a) through this service, on every backend.
+/// The matrix's other columns run with it `off`, as before the guard
+/// existed. On the command line and in JSON a guard is its
+/// [`Guard::as_str`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum)]
+pub enum Guard {
+    /// `DUPLICATE_GUARD=off`: every new key is a new write.
+    Off,
+    /// `DUPLICATE_GUARD=warn`: made, and the answer carries
+    /// `Possible-Duplicate-Of`.
+    Warn,
+    /// `DUPLICATE_GUARD=confirm`: refused with `409 possible-duplicate`,
+    /// nothing written; the caller never says `confirm_new`.
+    Confirm,
+    /// `DUPLICATE_GUARD=confirm`, and the caller says `confirm_new: true`
+    /// on an intent it means as a second one with the same content (the
+    /// control's second; never on a retry).
+    ConfirmNew,
+}
+
+impl Guard {
+    /// Every guard, in report order.
+    pub const ALL: [Guard; 4] = [Guard::Off, Guard::Warn, Guard::Confirm, Guard::ConfirmNew];
+
+    /// `off`, `warn`, `confirm`, `confirm-new`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Guard::Off => "off",
+            Guard::Warn => "warn",
+            Guard::Confirm => "confirm",
+            Guard::ConfirmNew => "confirm-new",
+        }
+    }
+
+    /// The server's `DUPLICATE_GUARD`.
+    pub fn mode(self) -> kitchen::GuardMode {
+        match self {
+            Guard::Off => kitchen::GuardMode::Off,
+            Guard::Warn => kitchen::GuardMode::Warn,
+            Guard::Confirm | Guard::ConfirmNew => kitchen::GuardMode::Confirm,
+        }
+    }
+}
+
+impl fmt::Display for Guard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for Guard {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
 impl fmt::Display for Strategy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "({}) {}", self.letter(), self.as_str())
@@ -217,33 +274,79 @@ impl Serialize for Row {
     }
 }
 
-/// One column: a strategy on a backend.
+/// One column: a strategy on a backend, and for the guard columns the
+/// likely-duplicate guard our server runs with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct Column {
     /// Where the effects are made.
     pub backend: Backend,
     /// How the caller goes about them.
     pub strategy: Strategy,
+    /// `None`: a column of the main grid (our server, where there is one,
+    /// runs with the guard `off`). `Some`: a guard column, strategy (a)
+    /// through this service with this guard.
+    pub guard: Option<Guard>,
 }
 
 impl Column {
-    /// Every column in report order; the simple adapter has no local
-    /// column (there is no provider to call).
+    /// The main grid's columns in report order; the simple adapter has no
+    /// local column (there is no provider to call).
     pub fn all() -> Vec<Column> {
         Backend::ALL
             .iter()
             .flat_map(|&backend| {
-                Strategy::ALL
-                    .iter()
-                    .map(move |&strategy| Column { backend, strategy })
+                Strategy::ALL.iter().map(move |&strategy| Column {
+                    backend,
+                    strategy,
+                    guard: None,
+                })
             })
             .filter(|c| !(c.backend == Backend::Local && c.strategy == Strategy::Native))
             .collect()
     }
 
-    /// `honour/c`, as in the table's header.
+    /// The guard columns: blind retry (a) through this service under each
+    /// guard, on every backend. Local `off` is the grid's `local/a` (blind
+    /// retry already calls this service there), so it is not repeated.
+    pub fn guarded() -> Vec<Column> {
+        Backend::ALL
+            .iter()
+            .flat_map(|&backend| {
+                Guard::ALL.iter().map(move |&guard| Column {
+                    backend,
+                    strategy: Strategy::Blind,
+                    guard: Some(guard),
+                })
+            })
+            .filter(|c| !(c.backend == Backend::Local && c.guard == Some(Guard::Off)))
+            .collect()
+    }
+
+    /// The grid's columns, then the guard columns: a column's place here
+    /// seeds its schedule, so the grid's cells keep theirs.
+    pub fn every() -> Vec<Column> {
+        let mut every = Self::all();
+        every.extend(Self::guarded());
+        every
+    }
+
+    /// `honour/c`, as in the table's header; a guard column `honour/a+warn`.
     pub fn label(self) -> String {
-        format!("{}/{}", self.backend, self.strategy.letter())
+        match self.guard {
+            None => format!("{}/{}", self.backend, self.strategy.letter()),
+            Some(guard) => format!("{}/{}+{guard}", self.backend, self.strategy.letter()),
+        }
+    }
+
+    /// Whether its caller talks to this service (rather than to the
+    /// provider directly): a guard column always does.
+    pub fn through_service(self) -> bool {
+        self.guard.is_some() || self.strategy.through_service(self.backend)
+    }
+
+    /// The `DUPLICATE_GUARD` of the server its callers reach.
+    pub fn server_guard(self) -> kitchen::GuardMode {
+        self.guard.map_or(kitchen::GuardMode::Off, Guard::mode)
     }
 }
 
@@ -259,9 +362,15 @@ pub(crate) enum Applies {
 /// Whether `row` exists for `column`, and how its fault is made there.
 pub(crate) fn applies(row: Row, column: Column) -> Applies {
     use Applies::{No, Yes};
-    let Column { backend, strategy } = column;
-    let service = strategy.through_service(backend);
+    let backend = column.backend;
+    let service = column.through_service();
     match row {
+        Row::NewActionControl if column.guard == Some(Guard::ConfirmNew) => Yes(
+            "no fault: two calls with identical content, each a new intended effect; the second says confirm_new: true",
+        ),
+        _ if column.guard == Some(Guard::ConfirmNew) => No(
+            "the caller says confirm_new only on an intent it means as a second one (the control's); here its calls are confirm's",
+        ),
         Row::NewActionControl => {
             Yes("no fault: two calls with identical content, each a new intended effect")
         }
@@ -339,8 +448,47 @@ mod tests {
         assert_eq!(columns.len(), 11);
         assert!(!columns.contains(&Column {
             backend: Backend::Local,
-            strategy: Strategy::Native
+            strategy: Strategy::Native,
+            guard: None,
         }));
+    }
+
+    #[test]
+    fn guard_columns_are_blind_retry_through_this_service_after_the_grid() {
+        let guarded = Column::guarded();
+        // local: warn, confirm, confirm-new (off is local/a); remote: all four.
+        assert_eq!(guarded.len(), 11);
+        assert!(guarded.iter().all(|c| c.strategy == Strategy::Blind));
+        assert!(guarded.iter().all(|c| c.through_service()));
+        let honour_a = Column {
+            backend: Backend::Honour,
+            strategy: Strategy::Blind,
+            guard: None,
+        };
+        assert!(
+            !honour_a.through_service(),
+            "the grid's (a) calls the provider"
+        );
+        assert_eq!(
+            Column::every()[..11],
+            Column::all()[..],
+            "the grid's columns keep their places (and their schedules)"
+        );
+        assert_eq!(guarded[0].label(), "local/a+warn");
+        let applicable: Vec<(Row, Column)> = Row::ALL
+            .iter()
+            .flat_map(|&r| guarded.iter().map(move |&c| (r, c)))
+            .filter(|&(r, c)| matches!(applies(r, c), Applies::Yes(_)))
+            .collect();
+        // local: rows 0, 1, 4 to 8, 10 to 12 (10) × 2, remote: 13 × 3 each,
+        // and the control of confirm-new on each backend.
+        assert_eq!(applicable.len(), 10 * 2 + 13 * 3 * 2 + 3);
+        assert!(
+            applicable
+                .iter()
+                .filter(|(_, c)| c.guard == Some(Guard::ConfirmNew))
+                .all(|(r, _)| *r == Row::NewActionControl)
+        );
     }
 
     #[test]
@@ -359,10 +507,12 @@ mod tests {
         let adapter = Column {
             backend: Backend::Honour,
             strategy: Strategy::Native,
+            guard: None,
         };
         let local = Column {
             backend: Backend::Local,
             strategy: Strategy::Naive,
+            guard: None,
         };
         assert!(matches!(
             applies(Row::AfterReplayWindow, adapter),

@@ -10,6 +10,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::callers::CallEnd;
+use super::proxy::GuardSaid;
 
 /// What one intent's caller did and concluded.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,6 +29,10 @@ pub(crate) struct IntentLog {
     pub(crate) latency: Duration,
     /// Write requests its calls sent, counted on the wire.
     pub(crate) writes: u32,
+    /// Answers its callers received with `Possible-Duplicate-Of`.
+    pub(crate) flagged_heard: u64,
+    /// `409 possible-duplicate` answers its callers received.
+    pub(crate) refused_heard: u64,
 }
 
 /// Milliseconds: the median and the largest.
@@ -87,6 +92,17 @@ pub struct Metrics {
     pub outcomes: BTreeMap<String, usize>,
     /// Effects our server was still working on when the count was taken.
     pub unsettled_at_count: u64,
+    /// Our server's answers carrying `Possible-Duplicate-Of` (the guard in
+    /// `warn` made a write it took for a duplicate), counted on the wire
+    /// whether or not they reached a caller.
+    pub possible_duplicate_flagged: u64,
+    /// … of which a caller received.
+    pub possible_duplicate_flagged_heard: u64,
+    /// Our server's `409 possible-duplicate` answers (the guard in
+    /// `confirm` refused an attempt, nothing written), counted on the wire.
+    pub possible_duplicate_refused: u64,
+    /// … of which a caller received.
+    pub possible_duplicate_refused_heard: u64,
 }
 
 /// What a cell measured, beside its intents' logs.
@@ -100,6 +116,8 @@ pub(crate) struct Observed {
     pub(crate) provider_writes: Option<u64>,
     /// Effects our server still worked on at the count.
     pub(crate) unsettled: u64,
+    /// What our server's guard answered, on the wire.
+    pub(crate) guard_said: GuardSaid,
 }
 
 fn millis(d: Duration) -> u64 {
@@ -136,6 +154,10 @@ pub(crate) fn measure(logs: &[IntentLog], observed: &Observed, multiplicity: u64
         latency_ms: Spread::of(logs.iter().map(|l| millis(l.latency)).collect()),
         outcomes: BTreeMap::new(),
         unsettled_at_count: observed.unsettled,
+        possible_duplicate_flagged: observed.guard_said.flagged,
+        possible_duplicate_flagged_heard: logs.iter().map(|l| l.flagged_heard).sum(),
+        possible_duplicate_refused: observed.guard_said.refused,
+        possible_duplicate_refused_heard: logs.iter().map(|l| l.refused_heard).sum(),
     };
     for log in logs {
         let found = observed.truth.get(&log.title).copied().unwrap_or(0);
@@ -174,6 +196,8 @@ mod tests {
             met_ambiguity: true,
             latency: Duration::from_millis(ms),
             writes: 2,
+            flagged_heard: 0,
+            refused_heard: 0,
         }
     }
 
@@ -193,6 +217,7 @@ mod tests {
             status_reads: 3,
             provider_writes: Some(4),
             unsettled: 0,
+            guard_said: GuardSaid::default(),
         };
         let m = measure(&logs, &observed, 1);
         assert_eq!((m.declared, m.effects), (3, 3));
@@ -216,5 +241,58 @@ mod tests {
         };
         let m = measure(&logs, &one, 2);
         assert_eq!((m.declared, m.missing, m.false_dedup), (2, 1, 1));
+    }
+
+    #[test]
+    fn what_the_guard_said_is_counted_apart_from_what_callers_heard() {
+        // The control under confirm, two intents: the first's second
+        // caller was refused as a likely duplicate and its ticket is
+        // missing (a false deduplication); the second's said confirm_new
+        // and got both.
+        let refused = IntentLog {
+            refused_heard: 1,
+            ..log("a", CallEnd::Refused { dedup: true }, true, 10)
+        };
+        let confirmed = log("b", CallEnd::Done { dedup: false }, false, 10);
+        let observed = Observed {
+            truth: [("a".into(), 1), ("b".into(), 2)].into(),
+            guard_said: GuardSaid {
+                flagged: 0,
+                refused: 1,
+            },
+            ..Observed::default()
+        };
+        let m = measure(&[refused, confirmed], &observed, 2);
+        assert_eq!((m.extra, m.missing, m.false_dedup), (0, 1, 1));
+        assert_eq!(
+            (
+                m.possible_duplicate_refused,
+                m.possible_duplicate_refused_heard
+            ),
+            (1, 1)
+        );
+        // Under warn a flag may land on an answer nobody received (a late
+        // delivery after the caller dropped its call): said 2, heard 1.
+        let flagged = IntentLog {
+            flagged_heard: 1,
+            ..log("c", CallEnd::Done { dedup: false }, false, 10)
+        };
+        let observed = Observed {
+            truth: [("c".into(), 2)].into(),
+            guard_said: GuardSaid {
+                flagged: 2,
+                refused: 0,
+            },
+            ..Observed::default()
+        };
+        let m = measure(&[flagged], &observed, 1);
+        assert_eq!(m.extra, 1, "warn protects nothing");
+        assert_eq!(
+            (
+                m.possible_duplicate_flagged,
+                m.possible_duplicate_flagged_heard
+            ),
+            (2, 1)
+        );
     }
 }

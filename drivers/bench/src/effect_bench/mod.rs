@@ -10,7 +10,9 @@
 //! with a naive same-key client, (d) this service with `tickets-client`)
 //! on every backend ([`Backend`]: ours, a provider that honours keys, one
 //! that ignores them), the same intents and the same seeded schedule for
-//! each.
+//! each. Beside that grid, the guard columns: (a) through this service on
+//! every backend with its likely-duplicate guard ([`Guard`]) `off`, `warn`
+//! or `confirm`, what it costs and what it saves.
 //!
 //! A cell is judged by the ground truth only: tickets per intent counted at
 //! the provider simulator (`/_sim/counts`) or in the database our server
@@ -46,7 +48,7 @@ mod wire;
 use std::path::PathBuf;
 use std::time::Instant;
 
-pub use matrix::{Backend, Column, Row, Strategy};
+pub use matrix::{Backend, Column, Guard, Row, Strategy};
 pub use metrics::{Metrics, Spread};
 pub use report::{CellReport, CellStatus, DOC_END, DOC_START, Meta, Report};
 
@@ -72,6 +74,9 @@ pub struct Config {
     pub backends: Vec<Backend>,
     /// Only these strategies (all when empty).
     pub strategies: Vec<Strategy>,
+    /// Only these guards (all when empty); the grid's columns, whose
+    /// server runs with the guard off, count as `off`.
+    pub guards: Vec<Guard>,
     /// Where servers' logs and callers' journals go.
     pub work_dir: PathBuf,
     /// The command line that reproduces the run, for the report.
@@ -89,17 +94,28 @@ const SMOKE_ROWS: [Row; 3] = [
 /// The backends of the smoke run.
 const SMOKE_BACKENDS: [Backend; 2] = [Backend::Local, Backend::Honour];
 
+/// The guard cells of the smoke run (beside the grid's): blind retry on
+/// our database after a lost answer, flagged and refused.
+const SMOKE_GUARDS: [(Row, Backend, Guard); 2] = [
+    (Row::AnswerLostToCaller, Backend::Local, Guard::Warn),
+    (Row::AnswerLostToCaller, Backend::Local, Guard::Confirm),
+];
+
 impl Config {
     fn wants(&self, row: Row, column: Column) -> bool {
         fn pick<T: PartialEq>(list: &[T], x: T) -> bool {
             list.is_empty() || list.contains(&x)
         }
-        let smoke =
-            !self.smoke || (SMOKE_ROWS.contains(&row) && SMOKE_BACKENDS.contains(&column.backend));
+        let smoke = !self.smoke
+            || match column.guard {
+                None => SMOKE_ROWS.contains(&row) && SMOKE_BACKENDS.contains(&column.backend),
+                Some(guard) => SMOKE_GUARDS.contains(&(row, column.backend, guard)),
+            };
         smoke
             && pick(&self.rows, row)
             && pick(&self.backends, column.backend)
             && pick(&self.strategies, column.strategy)
+            && pick(&self.guards, column.guard.unwrap_or(Guard::Off))
     }
 }
 
@@ -119,7 +135,7 @@ pub async fn run(config: &Config, progress: &dyn Fn(&str)) -> anyhow::Result<Rep
         .tempdir_in(&config.work_dir)?;
     let started = Instant::now();
     let started_at = kitchen::rfc3339(time::OffsetDateTime::now_utc());
-    let columns = Column::all();
+    let columns = Column::every();
     let mut cells = Vec::new();
     for backend in Backend::ALL {
         let wanted: Vec<(Row, usize, Column)> = Row::ALL
@@ -159,8 +175,18 @@ pub async fn run(config: &Config, progress: &dyn Fn(&str)) -> anyhow::Result<Rep
                     let began = Instant::now();
                     match cell::run(env, cell, journals.path()).await {
                         Ok(metrics) => {
+                            let guard = match column.guard {
+                                Some(_) => format!(
+                                    " flagged {} (heard {}) refused {} (heard {})",
+                                    metrics.possible_duplicate_flagged,
+                                    metrics.possible_duplicate_flagged_heard,
+                                    metrics.possible_duplicate_refused,
+                                    metrics.possible_duplicate_refused_heard
+                                ),
+                                None => String::new(),
+                            };
                             progress(&format!(
-                                "{:<28} {:<10} extra {} missing {} false-dedup {} unresolved {} \
+                                "{:<28} {:<18} extra {} missing {} false-dedup {} unresolved {}{guard} \
                                  (attempts {:.2}, {:.1} s)",
                                 row.slug(),
                                 column.label(),
@@ -190,6 +216,7 @@ pub async fn run(config: &Config, progress: &dyn Fn(&str)) -> anyhow::Result<Rep
                 row,
                 backend: column.backend,
                 strategy: column.strategy,
+                guard: column.guard,
                 column: column.label(),
                 status,
             });
@@ -212,4 +239,57 @@ pub async fn run(config: &Config, progress: &dyn Fn(&str)) -> anyhow::Result<Rep
         },
         cells,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(smoke: bool) -> Config {
+        Config {
+            server_bin: PathBuf::new(),
+            postgres_url: String::new(),
+            seed: 17,
+            intents: 1,
+            smoke,
+            rows: Vec::new(),
+            backends: Vec::new(),
+            strategies: Vec::new(),
+            guards: Vec::new(),
+            work_dir: PathBuf::new(),
+            command: String::new(),
+        }
+    }
+
+    fn runs(config: &Config) -> Vec<(Row, Column)> {
+        Row::ALL
+            .iter()
+            .flat_map(|&r| Column::every().into_iter().map(move |c| (r, c)))
+            .filter(|&(r, c)| config.wants(r, c) && matches!(applies(r, c), Applies::Yes(_)))
+            .collect()
+    }
+
+    #[test]
+    fn the_smoke_run_has_its_thirteen_grid_cells_and_two_guard_cells() {
+        let cells = runs(&config(true));
+        assert_eq!(cells.len(), 15);
+        let guarded: Vec<Option<Guard>> = cells
+            .iter()
+            .filter_map(|(_, c)| c.guard.is_some().then_some(c.guard))
+            .collect();
+        assert_eq!(guarded, [Some(Guard::Warn), Some(Guard::Confirm)]);
+    }
+
+    #[test]
+    fn only_guard_off_keeps_the_grid_and_drops_the_other_guards() {
+        let mut off = config(false);
+        off.guards = vec![Guard::Off];
+        let cells = runs(&off);
+        assert!(
+            cells
+                .iter()
+                .all(|(_, c)| matches!(c.guard, None | Some(Guard::Off)))
+        );
+        assert_eq!(cells.iter().filter(|(_, c)| c.guard.is_none()).count(), 122);
+    }
 }

@@ -67,6 +67,30 @@ pub(crate) struct Rule {
     pub(crate) upstream: Option<String>,
 }
 
+/// What our server's likely-duplicate guard answered, counted on the wire
+/// as the answers came back from upstream (an answer the proxy then
+/// loses, withholds, or delivers to a caller that went away included).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct GuardSaid {
+    /// Answers carrying `Possible-Duplicate-Of` (`warn`: made, flagged).
+    pub(crate) flagged: u64,
+    /// `409 possible-duplicate` answers (`confirm`: refused).
+    pub(crate) refused: u64,
+}
+
+impl GuardSaid {
+    fn count(&mut self, status: StatusCode, headers: &HeaderMap, body: &[u8]) {
+        if headers.contains_key(super::wire::POSSIBLE_DUPLICATE_OF) {
+            self.flagged += 1;
+        }
+        if status == StatusCode::CONFLICT
+            && super::wire::possible_duplicate(&String::from_utf8_lossy(body))
+        {
+            self.refused += 1;
+        }
+    }
+}
+
 /// What the proxy saw since the last [`Proxy::reset`].
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Seen {
@@ -74,6 +98,8 @@ pub(crate) struct Seen {
     pub(crate) writes: BTreeMap<String, u32>,
     /// `GET /v1/operations/…` (status lookups).
     pub(crate) status_reads: u64,
+    /// What the guard answered.
+    pub(crate) guard: GuardSaid,
 }
 
 #[derive(Default)]
@@ -226,6 +252,11 @@ async fn forward(State(shared): State<Arc<Shared>>, request: Request) -> Respons
     let answer = tokio::spawn(async move {
         tokio::time::sleep(delay).await;
         let answer = send(&sent.http, method, &url, headers, body).await;
+        // Counted before the forward is over: a cell that waits for
+        // nothing in flight sees it.
+        if let Ok((status, headers, body)) = &answer {
+            sent.plan().seen.guard.count(*status, headers, body);
+        }
         sent.in_flight.fetch_sub(1, Ordering::SeqCst);
         answer
     });
@@ -468,6 +499,63 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(500)).await;
         assert_eq!(got.load(Ordering::SeqCst), 1, "delivered anyway");
         assert_eq!(proxy.in_flight(), 0);
+    }
+
+    #[tokio::test]
+    async fn the_guards_answers_are_counted_even_when_the_caller_never_gets_them() {
+        let app = Router::new().fallback(|request: Request| async move {
+            let body = axum::body::to_bytes(request.into_body(), 1 << 16)
+                .await
+                .unwrap_or_default();
+            let title = title_of(&axum::http::Method::POST, &body).unwrap_or_default();
+            match title.as_str() {
+                "flagged" => (
+                    StatusCode::CREATED,
+                    [(
+                        "possible-duplicate-of",
+                        "operation=\"/v1/operations/create_ticket/k\"",
+                    )],
+                    "{}",
+                )
+                    .into_response(),
+                "refused" => (
+                    StatusCode::CONFLICT,
+                    r#"{"type":"/problems/possible-duplicate"}"#,
+                )
+                    .into_response(),
+                _ => (
+                    StatusCode::CONFLICT,
+                    r#"{"type":"/problems/operation-in-progress"}"#,
+                )
+                    .into_response(),
+            }
+        });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a port");
+        let base = format!("http://{}", listener.local_addr().expect("an address"));
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        let proxy = Proxy::start(&base).await.expect("a proxy");
+        // The flagged answer is lost on the way back; the refusal arrives.
+        proxy.add(Rule {
+            title: "flagged".into(),
+            fate: Some(Fate::LoseAnswer),
+            upstream: None,
+        });
+        let http = reqwest::Client::new();
+        assert!(post(&http, &proxy.base_url(), "flagged").await.is_err());
+        assert_eq!(
+            post(&http, &proxy.base_url(), "refused").await.ok(),
+            Some(409)
+        );
+        assert_eq!(post(&http, &proxy.base_url(), "busy").await.ok(), Some(409));
+        assert_eq!(
+            proxy.seen().guard,
+            GuardSaid {
+                flagged: 1,
+                refused: 1
+            }
+        );
     }
 
     #[tokio::test]

@@ -1,8 +1,10 @@
 //! The run's results as the three things people read: JSON (every cell,
 //! with the run's metadata), markdown tables (the four judging numbers as
-//! a grid, then attempts and times per cell, then which mechanism made
-//! each fault), and, in the benchmark's doc, the same markdown between two
-//! markers so that the doc always holds the latest full run.
+//! a grid, the same for blind retry under each likely-duplicate guard with
+//! what the guard said, then attempts and times per cell, then which
+//! mechanism made each fault), and, in the benchmark's doc, the same
+//! markdown between two markers so that the doc always holds the latest
+//! full run.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -11,7 +13,7 @@ use std::path::Path;
 use anyhow::Context;
 use serde::Serialize;
 
-use super::matrix::{Applies, Backend, Column, Row, Strategy, applies};
+use super::matrix::{Applies, Backend, Column, Guard, Row, Strategy, applies};
 use super::metrics::{Metrics, Spread};
 
 /// Where the generated part of the doc starts.
@@ -53,7 +55,11 @@ pub struct CellReport {
     pub backend: Backend,
     /// How the caller goes about them.
     pub strategy: Strategy,
-    /// `honour/c`.
+    /// A guard column's likely-duplicate guard (absent: the grid's, whose
+    /// server runs with the guard off).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub guard: Option<Guard>,
+    /// `honour/c`, `honour/a+warn`.
     pub column: String,
     /// What became of it.
     #[serde(flatten)]
@@ -110,9 +116,90 @@ impl Report {
     }
 
     fn cell(&self, row: Row, column: Column) -> Option<&CellReport> {
-        self.cells
+        self.cells.iter().find(|c| {
+            c.row == row
+                && c.backend == column.backend
+                && c.strategy == column.strategy
+                && c.guard == column.guard
+        })
+    }
+
+    /// Blind retry on `backend` under `guard`: a guard column's cell, or
+    /// for the local backend with the guard off the grid's `local/a` (blind
+    /// retry calls this service there already).
+    fn guard_cell(&self, row: Row, backend: Backend, guard: Guard) -> Option<&CellReport> {
+        let grid = backend == Backend::Local && guard == Guard::Off;
+        self.cell(
+            row,
+            Column {
+                backend,
+                strategy: Strategy::Blind,
+                guard: (!grid).then_some(guard),
+            },
+        )
+    }
+
+    /// The guard table: blind retry through this service under each guard,
+    /// the four numbers and what the guard said. Empty when no guard
+    /// column was measured.
+    pub fn guard_markdown(&self) -> String {
+        let measured = self
+            .cells
             .iter()
-            .find(|c| c.row == row && c.backend == column.backend && c.strategy == column.strategy)
+            .any(|c| c.guard.is_some() && matches!(c.status, CellStatus::Measured { .. }));
+        if !measured {
+            return String::new();
+        }
+        let mut out = String::from(
+            "Blind retry (a) **through this service** with its likely-duplicate guard \
+             (`DUPLICATE_GUARD`, window the default 600 s): each cell **extra · missing · \
+             false dedup · unresolved** as above; under `warn`, `flagged S/H`: answers our \
+             server sent with `Possible-Duplicate-Of` / of those, answers a caller received; \
+             under `confirm`, `refused S/H`: `409 possible-duplicate` answers sent / \
+             received. `confirm-new`: `confirm`, and the caller says `confirm_new: true` on \
+             an intent it means as a second one (only the control has one). `local off` is \
+             the grid's local/a; on the providers these callers call this service, not the \
+             provider (the grid's honour/a and ignore/a).\n\n| fault point |",
+        );
+        for backend in Backend::ALL {
+            for guard in Guard::ALL {
+                let _ = write!(out, " {backend} {guard} |");
+            }
+        }
+        out.push_str("\n|---|");
+        out.push_str(&"---|".repeat(Backend::ALL.len() * Guard::ALL.len()));
+        out.push('\n');
+        for row in Row::ALL {
+            let _ = write!(out, "| {}. {} |", row.index(), row.slug());
+            for backend in Backend::ALL {
+                for guard in Guard::ALL {
+                    let text = match self.guard_cell(row, backend, guard).map(|c| &c.status) {
+                        Some(CellStatus::Measured { metrics: m, .. }) => {
+                            let said = match guard {
+                                Guard::Off => String::new(),
+                                Guard::Warn => format!(
+                                    " flagged {}/{}",
+                                    m.possible_duplicate_flagged,
+                                    m.possible_duplicate_flagged_heard
+                                ),
+                                Guard::Confirm | Guard::ConfirmNew => format!(
+                                    " refused {}/{}",
+                                    m.possible_duplicate_refused,
+                                    m.possible_duplicate_refused_heard
+                                ),
+                            };
+                            format!("{}{said}", four(m))
+                        }
+                        Some(CellStatus::NotApplicable { .. }) => "n/a".into(),
+                        Some(CellStatus::Failed { .. }) => "error".into(),
+                        Some(CellStatus::NotRun) | None => "–".into(),
+                    };
+                    let _ = write!(out, " {text} |");
+                }
+            }
+            out.push('\n');
+        }
+        out
     }
 
     /// The markdown: the grid, the per-cell table, the mechanisms.
@@ -146,18 +233,7 @@ impl Report {
             let _ = write!(out, "| {}. {} |", row.index(), row.slug());
             for &column in &columns {
                 let text = match self.cell(row, column).map(|c| &c.status) {
-                    Some(CellStatus::Measured { metrics, .. }) => {
-                        let m = metrics;
-                        let four = format!(
-                            "{}·{}·{}·{}",
-                            m.extra, m.missing, m.false_dedup, m.unresolved
-                        );
-                        if m.extra + m.missing + m.false_dedup + m.unresolved > 0 {
-                            format!("**{four}**")
-                        } else {
-                            four
-                        }
-                    }
+                    Some(CellStatus::Measured { metrics, .. }) => four(metrics),
                     Some(CellStatus::NotApplicable { .. }) => "n/a".into(),
                     Some(CellStatus::Failed { .. }) => "error".into(),
                     Some(CellStatus::NotRun) | None => "–".into(),
@@ -165,6 +241,11 @@ impl Report {
                 let _ = write!(out, " {text} |");
             }
             out.push('\n');
+        }
+        let guards = self.guard_markdown();
+        if !guards.is_empty() {
+            out.push('\n');
+            out.push_str(&guards);
         }
         out.push_str(
             "\nPer measured cell: write attempts per intent on the wire (mean, max), status \
@@ -199,6 +280,7 @@ impl Report {
             );
         }
         out.push_str("\nHow each fault is made (`cell.rs`, `matrix.rs`):\n\n| fault point | mechanism | columns |\n|---|---|---|\n");
+        let columns = Column::every();
         for row in Row::ALL {
             let mut by_mechanism: Vec<(&'static str, Vec<String>)> = Vec::new();
             let mut not_applicable: Vec<(&'static str, Vec<String>)> = Vec::new();
@@ -248,6 +330,20 @@ impl Report {
     }
 }
 
+/// The four judging numbers, `extra·missing·false dedup·unresolved`, in
+/// bold when any is not zero.
+fn four(m: &Metrics) -> String {
+    let four = format!(
+        "{}·{}·{}·{}",
+        m.extra, m.missing, m.false_dedup, m.unresolved
+    );
+    if m.extra + m.missing + m.false_dedup + m.unresolved > 0 {
+        format!("**{four}**")
+    } else {
+        four
+    }
+}
+
 /// `doc` with the text between the markers replaced by `generated`.
 fn splice(doc: &str, generated: &str) -> Option<String> {
     let start = doc.find(DOC_START)? + DOC_START.len();
@@ -277,5 +373,111 @@ mod tests {
             Some(false)
         );
         assert!(splice("no markers", "x").is_none());
+    }
+
+    fn measured(extra: u64, missing: u64, false_dedup: u64, said: (u64, u64)) -> CellStatus {
+        CellStatus::Measured {
+            mechanism: "m".into(),
+            metrics: Box::new(Metrics {
+                intents: 8,
+                declared: 8,
+                effects: 8 + extra - missing,
+                extra,
+                missing,
+                false_dedup,
+                unresolved: 0,
+                attempts_mean: 2.0,
+                attempts_max: 2,
+                status_reads_mean: 0.0,
+                provider_writes_mean: None,
+                unknown_ms: None,
+                latency_ms: None,
+                outcomes: BTreeMap::new(),
+                unsettled_at_count: 0,
+                possible_duplicate_flagged: said.0,
+                possible_duplicate_flagged_heard: said.0,
+                possible_duplicate_refused: said.1,
+                possible_duplicate_refused_heard: said.1.saturating_sub(1),
+            }),
+        }
+    }
+
+    fn report(cells: Vec<(Row, Column, CellStatus)>) -> Report {
+        Report {
+            meta: Meta {
+                seed: 17,
+                smoke: false,
+                intents_per_cell: 8,
+                started_at: String::new(),
+                seconds: 1.0,
+                command: "effect-bench".into(),
+                timings_ms: BTreeMap::new(),
+            },
+            cells: cells
+                .into_iter()
+                .map(|(row, column, status)| CellReport {
+                    row,
+                    backend: column.backend,
+                    strategy: column.strategy,
+                    guard: column.guard,
+                    column: column.label(),
+                    status,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn the_guard_table_reads_local_off_from_the_grid_and_says_what_the_guard_said() {
+        let column = |guard| Column {
+            backend: Backend::Local,
+            strategy: Strategy::Blind,
+            guard,
+        };
+        let row = Row::AnswerLostToCaller;
+        let grid_only = report(vec![(row, column(None), measured(8, 0, 0, (0, 0)))]);
+        assert_eq!(grid_only.guard_markdown(), "", "no guard column measured");
+        let run = report(vec![
+            (row, column(None), measured(8, 0, 0, (0, 0))),
+            (row, column(Some(Guard::Warn)), measured(8, 0, 0, (8, 0))),
+            (row, column(Some(Guard::Confirm)), measured(0, 0, 0, (0, 8))),
+            (
+                Row::NewActionControl,
+                column(Some(Guard::Confirm)),
+                measured(0, 8, 8, (0, 8)),
+            ),
+        ]);
+        let table = run.guard_markdown();
+        let line = |prefix: &str| {
+            table
+                .lines()
+                .find(|l| l.starts_with(prefix))
+                .unwrap_or_default()
+                .to_owned()
+        };
+        assert!(
+            line("| 4. answer-lost-to-caller |").starts_with(
+                "| 4. answer-lost-to-caller | **8·0·0·0** | **8·0·0·0** flagged 8/8 | \
+                 0·0·0·0 refused 8/7 | – |"
+            ),
+            "{table}"
+        );
+        assert!(
+            line("| 0. new-action-control |").contains("| **0·8·8·0** refused 8/7 |"),
+            "{table}"
+        );
+        assert!(
+            run.markdown().contains(&table),
+            "the guard table is in the markdown"
+        );
+        let grid = run.markdown();
+        let header = grid
+            .lines()
+            .find(|l| l.starts_with("| fault point | local/a"));
+        assert_eq!(
+            header.map(|h| h.matches('|').count()),
+            Some(Column::all().len() + 2),
+            "the grid keeps its eleven columns"
+        );
     }
 }

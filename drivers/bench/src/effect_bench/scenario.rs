@@ -75,23 +75,38 @@ pub(crate) struct Story {
     pub(crate) latency: Duration,
 }
 
+/// What an intent's calls send.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Asks {
+    /// What it asks for.
+    pub(crate) first: Ask,
+    /// The same request with one field corrected (the repair rows).
+    pub(crate) repaired: Ask,
+    /// The control's second, separate intent: the same content (saying
+    /// `confirm_new` when the column's caller does).
+    pub(crate) second: Ask,
+}
+
 /// A call dropped at `after` (the caller is cancelled or dies then); its
 /// end if it finished first.
 async fn interrupted(agent: &mut Agent, ask: &Ask, after: Duration) -> Option<CallEnd> {
     tokio::time::timeout(after, agent.call(ask)).await.ok()
 }
 
-/// Tells the story of `row` for one intent: `ask` is what it asks for, and
-/// `repaired` the same request with one field corrected. `second` makes the
-/// caller of the control's second, separate intent.
+/// Tells the story of `row` for one intent, sending `asks`. `second` makes
+/// the caller of the control's second, separate intent.
 pub(crate) async fn tell(
     row: Row,
     mut agent: Agent,
     second: impl AsyncFnOnce() -> anyhow::Result<Agent>,
-    ask: &Ask,
-    repaired: &Ask,
+    asks: &Asks,
     moments: Moments,
 ) -> anyhow::Result<Story> {
+    let Asks {
+        first: ask,
+        repaired,
+        second: again,
+    } = asks;
     let start = Instant::now();
     let mut ends = Vec::new();
     match row {
@@ -99,7 +114,7 @@ pub(crate) async fn tell(
             ends.push(agent.call(ask).await);
             // The same content again, as a new intent of its own.
             let mut other = second().await?;
-            ends.push(other.call(ask).await);
+            ends.push(other.call(again).await);
         }
         Row::CancelledMidCall | Row::CallerCrash => {
             match interrupted(&mut agent, ask, moments.interrupt).await {

@@ -33,6 +33,11 @@ pub(crate) struct Settings {
     pub(crate) provider_window: Duration,
     /// A short replay window, in seconds, instead of the default 30 days.
     pub(crate) replay_window_secs: Option<u64>,
+    /// `DUPLICATE_GUARD`, always set: the grid's servers run with `off`
+    /// (as before the guard existed, whatever the default), the guard
+    /// columns' with theirs. Its window is the default (10 minutes, far
+    /// longer than any cell).
+    pub(crate) guard: kitchen::GuardMode,
     /// Where its stderr goes.
     pub(crate) log: PathBuf,
 }
@@ -98,6 +103,7 @@ impl Server {
             .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
             .env("DATABASE_URL", database_url)
             .env("RUST_LOG", "warn")
+            .env("DUPLICATE_GUARD", settings.guard.as_str())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log)

@@ -20,6 +20,9 @@ pub(crate) struct Ask {
     pub(crate) title: String,
     /// The field a repair changes.
     pub(crate) description: String,
+    /// Says `"confirm_new": true` (this service only): the caller means a
+    /// new ticket even if one with the same content was just made.
+    pub(crate) confirm_new: bool,
 }
 
 /// Where an attempt goes.
@@ -42,8 +45,13 @@ pub(crate) enum Door {
 /// What one attempt came back with, as a status-code-reading client sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Heard {
-    /// Made now (`201`).
-    Made,
+    /// Made now (`201`). `flagged`: with `Possible-Duplicate-Of` (our
+    /// guard in `warn` saw a write with the same content under another
+    /// key).
+    Made {
+        /// The answer carried `Possible-Duplicate-Of`.
+        flagged: bool,
+    },
     /// The effect exists from an earlier attempt: a replay (`Idempotent-
     /// Replayed: true`) or, past our replay window, `expired`.
     Replayed,
@@ -57,6 +65,10 @@ pub(crate) enum Heard {
         /// Refused as a reuse of the key.
         dedup: bool,
     },
+    /// Refused by our guard in `confirm`: `409 possible-duplicate`, nothing
+    /// made, the answer pointing at an earlier write with the same content
+    /// (it says the effect already exists, as a replay does).
+    PossibleDuplicate,
     /// Taken, not settled: `202` (outcome unknown, reconciling) or `409`
     /// `operation-in-progress`.
     Pending {
@@ -88,14 +100,19 @@ pub(crate) async fn create(
     timeout: Duration,
 ) -> Heard {
     let request = match door {
-        Door::Service { base, token } => http
-            .post(format!("{base}/v1/tickets"))
-            .bearer_auth(token)
-            .json(&json!({
+        Door::Service { base, token } => {
+            let mut body = json!({
                 "project_id": ask.project_id,
                 "title": ask.title,
                 "description": ask.description,
-            })),
+            });
+            if ask.confirm_new {
+                body["confirm_new"] = Value::Bool(true);
+            }
+            http.post(format!("{base}/v1/tickets"))
+                .bearer_auth(token)
+                .json(&body)
+        }
         Door::Provider { base } => http.post(format!("{base}/api/tickets")).json(&json!({
             // The provider needs a reference; the caller's key serves, or
             // the title when it sends none. Nothing searches for it.
@@ -121,11 +138,17 @@ pub(crate) async fn create(
                 .map(str::to_owned)
         };
         let replayed = header("idempotent-replayed");
+        let flagged = header(POSSIBLE_DUPLICATE_OF).is_some();
         let retry_after = header("retry-after")
             .and_then(|v| v.trim().parse::<u64>().ok())
             .map(Duration::from_secs);
         let body = response.text().await?;
-        Ok::<_, reqwest::Error>(classify(status, replayed.as_deref(), retry_after, &body))
+        let headers = Answered {
+            replayed: replayed.as_deref(),
+            flagged,
+            retry_after,
+        };
+        Ok::<_, reqwest::Error>(classify(status, &headers, &body))
     };
     match tokio::time::timeout(timeout, exchange).await {
         Err(_) => Heard::TimedOut,
@@ -135,23 +158,38 @@ pub(crate) async fn create(
     }
 }
 
-/// What an answer means to a client that reads statuses, the replay
-/// header, and the problem type (or the provider's error text).
-fn classify(
-    status: StatusCode,
-    replayed: Option<&str>,
+/// The header our guard in `warn` adds to a write it made although one
+/// with the same content was made under another key.
+pub(crate) const POSSIBLE_DUPLICATE_OF: &str = "possible-duplicate-of";
+
+/// The headers of an answer a status-reading client looks at.
+#[derive(Debug, Clone, Copy, Default)]
+struct Answered<'a> {
+    /// `Idempotent-Replayed`.
+    replayed: Option<&'a str>,
+    /// `Possible-Duplicate-Of` was there.
+    flagged: bool,
+    /// `Retry-After`.
     retry_after: Option<Duration>,
-    body: &str,
-) -> Heard {
+}
+
+/// What an answer means to a client that reads statuses, the replay and
+/// guard headers, and the problem type (or the provider's error text).
+fn classify(status: StatusCode, headers: &Answered<'_>, body: &str) -> Heard {
+    let Answered {
+        replayed,
+        flagged,
+        retry_after,
+    } = *headers;
     let code = status.as_u16();
     match code {
         200 | 201 if replayed.is_some() => Heard::Replayed,
-        201 => Heard::Made,
         // A 200 without the header is the provider's replay in honour mode
         // (it always sends the header) or nothing we send: read it as made.
-        200 => Heard::Made,
+        200 | 201 => Heard::Made { flagged },
         202 => Heard::Pending { retry_after },
         409 if problem_type(body) == "operation-in-progress" => Heard::Pending { retry_after },
+        409 if possible_duplicate(body) => Heard::PossibleDuplicate,
         500..=599 => Heard::ServerError {
             status: code,
             retry_after,
@@ -174,6 +212,11 @@ fn problem_type(body: &str) -> String {
         .unwrap_or_default()
 }
 
+/// This service's `409 possible-duplicate` (our guard in `confirm`).
+pub(crate) fn possible_duplicate(body: &str) -> bool {
+    problem_type(body) == "possible-duplicate"
+}
+
 /// This service's `idempotency-key-reused`, or the provider's refusal of a
 /// key remembered with another request.
 fn key_reused(body: &str) -> bool {
@@ -187,18 +230,38 @@ mod tests {
 
     #[test]
     fn answers_are_read_as_a_status_reading_client_would() {
-        assert_eq!(classify(StatusCode::CREATED, None, None, "{}"), Heard::Made);
         assert_eq!(
-            classify(StatusCode::CREATED, Some("true"), None, "{}"),
+            classify(StatusCode::CREATED, &Answered::default(), "{}"),
+            Heard::Made { flagged: false }
+        );
+        let replayed = |value| Answered {
+            replayed: Some(value),
+            ..Answered::default()
+        };
+        assert_eq!(
+            classify(StatusCode::CREATED, &replayed("true"), "{}"),
             Heard::Replayed
         );
         assert_eq!(
-            classify(StatusCode::OK, Some("expired"), None, "{}"),
+            classify(StatusCode::OK, &replayed("expired"), "{}"),
             Heard::Replayed
+        );
+        let flagged = Answered {
+            flagged: true,
+            ..Answered::default()
+        };
+        assert_eq!(
+            classify(StatusCode::CREATED, &flagged, "{}"),
+            Heard::Made { flagged: true },
+            "made, and our guard in warn pointed at an earlier write"
         );
         let conflict = r#"{"type":"https://x/problems/idempotency-key-reused"}"#;
         assert_eq!(
-            classify(StatusCode::UNPROCESSABLE_ENTITY, None, None, conflict),
+            classify(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                &Answered::default(),
+                conflict
+            ),
             Heard::Refused {
                 status: 422,
                 dedup: true
@@ -206,7 +269,11 @@ mod tests {
         );
         let provider = r#"{"error":"Idempotency-Key was already used with a different request"}"#;
         assert_eq!(
-            classify(StatusCode::UNPROCESSABLE_ENTITY, None, None, provider),
+            classify(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                &Answered::default(),
+                provider
+            ),
             Heard::Refused {
                 status: 422,
                 dedup: true
@@ -214,7 +281,7 @@ mod tests {
         );
         let invalid = r#"{"type":"/problems/validation-failed"}"#;
         assert_eq!(
-            classify(StatusCode::BAD_REQUEST, None, None, invalid),
+            classify(StatusCode::BAD_REQUEST, &Answered::default(), invalid),
             Heard::Refused {
                 status: 400,
                 dedup: false
@@ -223,15 +290,35 @@ mod tests {
         let busy = r#"{"type":"/problems/operation-in-progress"}"#;
         let wait = Some(Duration::from_secs(1));
         assert_eq!(
-            classify(StatusCode::CONFLICT, None, wait, busy),
+            classify(
+                StatusCode::CONFLICT,
+                &Answered {
+                    retry_after: wait,
+                    ..Answered::default()
+                },
+                busy
+            ),
             Heard::Pending { retry_after: wait }
         );
         assert_eq!(
-            classify(StatusCode::ACCEPTED, None, wait, "{}"),
+            classify(
+                StatusCode::ACCEPTED,
+                &Answered {
+                    retry_after: wait,
+                    ..Answered::default()
+                },
+                "{}"
+            ),
             Heard::Pending { retry_after: wait }
         );
+        let guarded = r#"{"type":"/problems/possible-duplicate","original_operation":"/v1/operations/create_ticket/k"}"#;
         assert_eq!(
-            classify(StatusCode::SERVICE_UNAVAILABLE, None, None, "{}"),
+            classify(StatusCode::CONFLICT, &Answered::default(), guarded),
+            Heard::PossibleDuplicate,
+            "our guard's refusal says the effect exists: not a mere refusal"
+        );
+        assert_eq!(
+            classify(StatusCode::SERVICE_UNAVAILABLE, &Answered::default(), "{}"),
             Heard::ServerError {
                 status: 503,
                 retry_after: None

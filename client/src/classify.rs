@@ -391,6 +391,15 @@ mod tests {
                 answer(409, &p(409, "ticket-not-at-provider")),
                 "permanent 409 ticket-not-at-provider",
             ),
+            // The likely-duplicate guard refused it (`confirm`): the same
+            // content was made under another key. Sending it again under
+            // this key would be refused again; the caller decides.
+            (
+                "409 likely duplicate",
+                CreateTicket,
+                answer(409, &p(409, "possible-duplicate")),
+                "permanent 409 possible-duplicate",
+            ),
             // Ambiguous: reconcile before anything else.
             (
                 "timeout",

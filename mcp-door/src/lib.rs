@@ -29,6 +29,9 @@
 //!   expected_version, limit and cursor, a missing required argument).
 //! - `outcomes`: the one outcome translation (what a write's outcome
 //!   becomes as a tool result) and the builders of tool results and errors.
+//! - `failure` ([`FAILURE_META`]): the failure record every result that
+//!   shows no effect carries in its `_meta` (retryable, not before when,
+//!   the tool and operation), in the shape of the MCP proposal SEP-3313.
 //! - [`http_endpoint`]: Streamable HTTP, stateless (any instance answers any
 //!   call), for mounting at `/mcp` behind the bearer-token middleware; its
 //!   edge ([`http_edge`]) answers every malformed message, refusal and
@@ -68,6 +71,7 @@ use telemetry::Metrics;
 mod actions;
 mod args;
 pub mod contract;
+mod failure;
 mod fields;
 pub mod http_edge;
 mod open_world;
@@ -80,6 +84,7 @@ mod tools;
 mod vocabulary;
 mod writes;
 
+pub use failure::FAILURE_META;
 pub use http_edge::{McpEndpoint, McpLimits};
 pub use open_world::OpenWorld;
 pub use tasks::TaskSettings;

@@ -6,7 +6,9 @@
 //! Two policies are not decided here but taken from the kitchen, so that
 //! both doors agree: whether an outcome is a tool error
 //! ([`Outcome::is_caller_mistake`]) and how long to wait before a retry
-//! ([`Outcome::retry_after`]).
+//! ([`Outcome::retry_after`]). Every answer that shows no effect also
+//! carries the failure record in its `_meta` ([`Failure`], built in
+//! `failure.rs`): the builders below say which.
 
 use kitchen::{
     Action, Comment, FieldViolation, KitchenError, NotCreatedReason, OperationKey, Outcome,
@@ -19,6 +21,7 @@ use serde::Serialize;
 use telemetry::ContractFailure;
 
 use crate::contract;
+use crate::failure::Failure;
 use crate::result_text;
 use crate::results::{
     CommentOut, CommentWriteResult, CreateTicketResult, FieldError, OriginalOperation,
@@ -51,6 +54,20 @@ struct Said<T> {
     next_step: String,
     /// From the kitchen's policy: the caller must change something first.
     is_error: bool,
+}
+
+impl<T> Said<T> {
+    /// The failure record of a write that shows no effect (nothing made,
+    /// now or before): every tool error, and `in_progress`, `unknown` and
+    /// a `not_created` worth retrying.
+    fn failure<'a>(&self, action: Action, key: &'a OperationKey) -> Option<Failure<'a>> {
+        self.made.is_none().then(|| Failure {
+            tool: action.as_str(),
+            code: self.status,
+            operation_id: Some(key.as_str()),
+            retry_after_seconds: self.retry_after_seconds,
+        })
+    }
 }
 
 /// The one table: every outcome of every write action, in words.
@@ -260,6 +277,7 @@ pub(crate) fn create_result(
     }
     Ok(answer(
         said.is_error,
+        said.failure(Action::CreateTicket, key),
         &CreateTicketResult {
             status: said.status.into(),
             operation_id: Some(key.as_str().into()),
@@ -310,6 +328,7 @@ pub(crate) fn ticket_write_result(
     };
     Ok(answer(
         said.is_error,
+        said.failure(action, key),
         &TicketWriteResult {
             status: said.status.into(),
             operation_id: Some(key.as_str().into()),
@@ -354,6 +373,7 @@ pub(crate) fn comment_write_result(
     };
     Ok(answer(
         said.is_error,
+        said.failure(Action::AddComment, key),
         &CommentWriteResult {
             status: said.status.into(),
             operation_id: Some(key.as_str().into()),
@@ -380,10 +400,19 @@ pub(crate) fn invalid_write(
 ) -> CallToolResult {
     let errors = Some(violations.into_iter().map(FieldError::from).collect());
     let next_step = result_text::invalid(action);
-    match words(action).result {
+    let failure = Failure {
+        tool: action.as_str(),
+        code: "invalid",
+        // Only an operation_id that is one names an operation.
+        operation_id: operation_id
+            .as_deref()
+            .filter(|raw| OperationKey::parse(*raw).is_ok()),
+        retry_after_seconds: None,
+    };
+    let result = match words(action).result {
         ResultShape::NewTicket => structured_error(&CreateTicketResult {
             status: "invalid".into(),
-            operation_id,
+            operation_id: operation_id.clone(),
             ticket: None,
             errors,
             original_operation: None,
@@ -395,7 +424,7 @@ pub(crate) fn invalid_write(
         }),
         ResultShape::ChangedTicket => structured_error(&TicketWriteResult {
             status: "invalid".into(),
-            operation_id,
+            operation_id: operation_id.clone(),
             ticket: None,
             errors,
             original_operation: None,
@@ -409,7 +438,7 @@ pub(crate) fn invalid_write(
         }),
         ResultShape::Comment => structured_error(&CommentWriteResult {
             status: "invalid".into(),
-            operation_id,
+            operation_id: operation_id.clone(),
             comment: None,
             errors,
             original_operation: None,
@@ -420,7 +449,8 @@ pub(crate) fn invalid_write(
             replayable_until: None,
             next_step,
         }),
-    }
+    };
+    failure.attach(result)
 }
 
 /// A read tool's problem (`invalid`, `not_found`) as a tool error: its
@@ -429,7 +459,9 @@ pub(crate) fn invalid_write(
 /// to it, so a problem sent as structured content would break the schema
 /// (the MCP Inspector fails the call on it). The write tools' schemas
 /// include their problems, so theirs stay structured.
+/// It carries the failure record, with no operation: a read names none.
 pub(crate) fn problem(
+    tool: &str,
     error: &str,
     violations: Vec<FieldViolation>,
     next_step: &str,
@@ -439,9 +471,16 @@ pub(crate) fn problem(
         errors: violations.into_iter().map(FieldError::from).collect(),
         next_step: next_step.into(),
     };
-    CallToolResult::error(vec![rmcp::model::ContentBlock::text(
+    let result = CallToolResult::error(vec![rmcp::model::ContentBlock::text(
         serde_json::to_string(&problem).unwrap_or_default(),
-    )])
+    )]);
+    Failure {
+        tool,
+        code: error,
+        operation_id: None,
+        retry_after_seconds: None,
+    }
+    .attach(result)
 }
 
 /// A write's tool result, with what its attempt is measured as.
@@ -473,12 +512,17 @@ impl Answered {
     }
 }
 
-/// `value` as a tool result: a tool error when `is_error`.
-fn answer<T: Serialize>(is_error: bool, value: &T) -> CallToolResult {
-    if is_error {
+/// `value` as a write's tool result: a tool error when `is_error`; with
+/// `failure`'s record when the write shows no effect.
+fn answer<T: Serialize>(is_error: bool, failure: Option<Failure<'_>>, value: &T) -> CallToolResult {
+    let result = if is_error {
         structured_error(value)
     } else {
         structured(value)
+    };
+    match failure {
+        Some(failure) => failure.attach(result),
+        None => result,
     }
 }
 

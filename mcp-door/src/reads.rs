@@ -61,7 +61,12 @@ impl TicketTools {
                 }
             };
             if !problems.is_empty() {
-                return Ok(problem("invalid", problems, result_text::READ_INVALID));
+                return Ok(problem(
+                    "get_operation_status",
+                    "invalid",
+                    problems,
+                    result_text::READ_INVALID,
+                ));
             }
             let key = match args.operation_id.map(OperationKey::parse) {
                 Some(Ok(key)) => key,
@@ -69,6 +74,7 @@ impl TicketTools {
                 // and every write would refuse it: no retry advice.
                 Some(Err(_)) => {
                     return Ok(problem(
+                        "get_operation_status",
                         "invalid",
                         vec![FieldViolation {
                             field: "operation_id".into(),
@@ -80,6 +86,7 @@ impl TicketTools {
                 }
                 None => {
                     return Ok(problem(
+                        "get_operation_status",
                         "invalid",
                         vec![required(
                             "operation_id",
@@ -194,11 +201,24 @@ impl TicketTools {
             let who = self.caller(tool_needs("get_ticket"), &ctx)?;
             let Read { args, problems } = args.read()?;
             if !problems.is_empty() {
-                return Ok(problem("invalid", problems, result_text::READ_INVALID));
+                return Ok(problem(
+                    "get_ticket",
+                    "invalid",
+                    problems,
+                    result_text::READ_INVALID,
+                ));
             }
-            let not_found = || problem("not_found", Vec::new(), result_text::TICKET_NOT_FOUND);
+            let not_found = || {
+                problem(
+                    "get_ticket",
+                    "not_found",
+                    Vec::new(),
+                    result_text::TICKET_NOT_FOUND,
+                )
+            };
             let Some(raw) = args.ticket_id else {
                 return Ok(problem(
+                    "get_ticket",
                     "invalid",
                     vec![required("ticket_id", result_text::TICKET_ID_REQUIRED)],
                     result_text::READ_INVALID,
@@ -248,7 +268,12 @@ impl TicketTools {
             let (size, cursor) = page(args.limit, args.cursor, &mut violations);
             let violations = merge(problems, violations);
             if !violations.is_empty() {
-                return Ok(problem("invalid", violations, result_text::READ_INVALID));
+                return Ok(problem(
+                    "list_tickets",
+                    "invalid",
+                    violations,
+                    result_text::READ_INVALID,
+                ));
             }
             let page = self
                 .kitchen
@@ -288,9 +313,21 @@ impl TicketTools {
             let (size, cursor) = page(args.limit, args.cursor, &mut violations);
             let violations = merge(problems, violations);
             if !violations.is_empty() {
-                return Ok(problem("invalid", violations, result_text::READ_INVALID));
+                return Ok(problem(
+                    "list_comments",
+                    "invalid",
+                    violations,
+                    result_text::READ_INVALID,
+                ));
             }
-            let not_found = || problem("not_found", Vec::new(), result_text::TICKET_NOT_FOUND);
+            let not_found = || {
+                problem(
+                    "list_comments",
+                    "not_found",
+                    Vec::new(),
+                    result_text::TICKET_NOT_FOUND,
+                )
+            };
             let Some(ticket) = ticket else {
                 return Ok(not_found());
             };

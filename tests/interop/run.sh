@@ -2,7 +2,9 @@
 # Interop: drive a real `tickets` server with clients nobody here wrote:
 # curl for the REST door, and the official Python `mcp` SDK (from PyPI, in a
 # venv this script makes) for the MCP door over Streamable HTTP (2026-07-28
-# and the initialize-based revisions) and over stdio.
+# and the initialize-based revisions) and over stdio; the README's host
+# configurations started as they say; server.json against the MCP registry's
+# schema (jsonschema, in the same venv).
 #
 # Usage: tests/interop/run.sh            (from anywhere; builds what it needs)
 set -euo pipefail
@@ -43,10 +45,10 @@ cargo build --quiet --bin tickets --bin double-fire --bin provider-sim
 tickets="$root/target/debug/tickets"
 
 echo "==> Python venv with mcp==$MCP_SDK_VERSION"
-if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import mcp, sys; from importlib.metadata import version; sys.exit(version('mcp') != '$MCP_SDK_VERSION')" 2>/dev/null; then
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import mcp, jsonschema, sys; from importlib.metadata import version; sys.exit(version('mcp') != '$MCP_SDK_VERSION')" 2>/dev/null; then
     rm -rf "$venv"
     python3 -m venv "$venv"
-    "$venv/bin/pip" install --quiet --disable-pip-version-check "mcp==$MCP_SDK_VERSION"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check "mcp==$MCP_SDK_VERSION" jsonschema
 fi
 
 export DATABASE_URL="sqlite:$work/tickets.db"
@@ -71,6 +73,10 @@ echo "==> REST door with curl"
 bash "$here/rest_curl.sh" || status=1
 echo "==> MCP door with the Python SDK (HTTP and stdio)"
 TICKETS_BIN="$tickets" "$venv/bin/python" "$here/mcp_sdk.py" || status=1
+echo "==> the README's MCP host configurations, started as each says (the Python SDK's stdio and HTTP clients; a database and server of their own)"
+TICKETS_BIN="$tickets" "$venv/bin/python" "$here/host_configs.py" || status=1
+echo "==> server.json against the MCP registry's schema (vendored), the workspace version and mcp-stdio's settings"
+TICKETS_BIN="$tickets" "$venv/bin/python" "$here/server_json.py" || status=1
 echo "==> the double-fire binary against the same server (checks 1-7; 8 and 9 need a fault build and two instances, 24 a short replay window)"
 "$root/target/debug/double-fire" --url "$BASE_URL" --token "$ACME_TOKEN" --other-token "$GLOBEX_TOKEN" || status=1
 

@@ -516,3 +516,95 @@ fn a_change_or_comment_whose_answer_was_lost_is_unknown_not_an_error() {
     assert_eq!(content(&refused)["status"], "not_created");
     assert!(next_step(&refused).starts_with("Nothing was changed"));
 }
+
+/// The failure record (`_meta`, see `failure.rs`) is on every answer that
+/// shows no effect, retryable exactly when the kitchen gives a wait, and
+/// on none that shows one.
+#[test]
+fn every_answer_without_an_effect_carries_the_failure_record() {
+    let record = |result: &CallToolResult| {
+        result
+            .meta
+            .as_ref()
+            .and_then(|meta| meta.get(crate::FAILURE_META))
+            .cloned()
+    };
+    let failed = [
+        (
+            create(Outcome::Conflict {
+                original: operation(),
+            }),
+            "conflict",
+            false,
+        ),
+        (
+            create(Outcome::Invalid { violations: vec![] }),
+            "invalid",
+            false,
+        ),
+        (
+            create(Outcome::InProgress {
+                retry_after: kitchen::RETRY_AFTER,
+            }),
+            "in_progress",
+            true,
+        ),
+        (
+            create(Outcome::Unknown {
+                operation: operation(),
+                gave_up: false,
+                reason: "lost".into(),
+            }),
+            "unknown",
+            true,
+        ),
+        (
+            create(Outcome::NotCreated {
+                operation: operation(),
+                reason: NotCreatedReason::Rejected("no".into()),
+            }),
+            "not_created",
+            false,
+        ),
+        (
+            update(Outcome::Refused(Refusal::VersionMismatch {
+                expected: Version::FIRST,
+                current: Version::parse(2, "version").expect("a version"),
+            })),
+            "version_mismatch",
+            false,
+        ),
+        (
+            invalid_write(Action::AddComment, Some(KEY.into()), vec![]),
+            "invalid",
+            false,
+        ),
+    ];
+    for (result, code, retryable) in &failed {
+        let record = record(result).unwrap_or_else(|| panic!("a record on {result:?}"));
+        assert_eq!(record["code"], *code, "{record}");
+        assert_eq!(content(result)["status"], *code);
+        assert_eq!(record["retryable"], *retryable, "{record}");
+        assert_eq!(
+            record.get("retryNotBefore").is_some(),
+            *retryable,
+            "{record}"
+        );
+        assert_eq!(record["operationId"], KEY, "{record}");
+    }
+    let done = create(Outcome::Expired(Expired {
+        current: ticket_now(),
+        operation: spent(Action::CreateTicket),
+    }));
+    assert_eq!(record(&done), None, "{done:?}");
+    // An operation_id that is no key names no operation.
+    let malformed = invalid_write(Action::CreateTicket, Some("x".into()), vec![]);
+    let malformed = record(&malformed).expect("a record");
+    assert!(malformed.get("operationId").is_none(), "{malformed}");
+    // A read's problem names its tool and no operation.
+    let read = problem("get_ticket", "not_found", vec![], "Check the id.");
+    let read = record(&read).expect("a record");
+    assert_eq!(read["tool"], "get_ticket");
+    assert_eq!(read["code"], "not_found");
+    assert!(read.get("operationId").is_none(), "{read}");
+}

@@ -9,6 +9,7 @@ mod duplicate_guard;
 mod field_limits;
 mod http_edge;
 mod load;
+mod mcp_failures;
 mod mcp_key_lifecycle;
 mod mcp_lifecycle;
 mod mcp_support;

@@ -50,16 +50,8 @@ TOKEN = "tkt_…"
 ADDRESS = "127.0.0.1:8080"
 PLACEHOLDERS = {"stdio": (BINARY, DATABASE, TOKEN), "http": (ADDRESS, TOKEN)}
 
-results = {"passed": 0, "failed": 0}
-
-
-def check(name, ok, detail=""):
-    if ok:
-        results["passed"] += 1
-        print(f"PASS {name}")
-    else:
-        results["failed"] += 1
-        print(f"FAIL {name} {detail}")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
+from checks import check, finish, results  # noqa: E402
 
 
 def blocks(text):
@@ -249,8 +241,7 @@ async def main():
             if results["failed"]:
                 print(open(os.path.join(work, "serve.log")).read()[-4000:])
 
-    print(f"{results['passed']} passed, {results['failed']} failed")
-    sys.exit(1 if results["failed"] else 0)
+    finish()
 
 
 if __name__ == "__main__":

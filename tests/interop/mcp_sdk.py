@@ -29,16 +29,8 @@ MCP_URL = f"{BASE_URL}/mcp"
 ACME = os.environ["ACME_TOKEN"]
 GLOBEX = os.environ["GLOBEX_TOKEN"]
 
-results = {"passed": 0, "failed": 0}
-
-
-def check(name, ok, detail=""):
-    if ok:
-        results["passed"] += 1
-        print(f"PASS {name}")
-    else:
-        results["failed"] += 1
-        print(f"FAIL {name} {detail}")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
+from checks import check, results  # noqa: E402
 
 
 @contextlib.asynccontextmanager

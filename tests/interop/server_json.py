@@ -32,16 +32,8 @@ SCHEMA = os.path.join(ROOT, "tests", "interop", "schemas", "server.schema.2025-1
 SCHEMA_SHA256 = "3fba09590c99f61735d234822279f4223fab9e300c0a81e81c91ab62a4114de0"
 TICKETS = os.environ["TICKETS_BIN"]
 
-results = {"passed": 0, "failed": 0}
-
-
-def check(name, ok, detail=""):
-    if ok:
-        results["passed"] += 1
-        print(f"PASS {name}")
-    else:
-        results["failed"] += 1
-        print(f"FAIL {name} {detail}")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
+from checks import check, finish  # noqa: E402
 
 
 def help_of(*args):
@@ -115,8 +107,7 @@ def main():
             str(authorization),
         )
 
-    print(f"{results['passed']} passed, {results['failed']} failed")
-    sys.exit(1 if results["failed"] else 0)
+    finish()
 
 
 if __name__ == "__main__":

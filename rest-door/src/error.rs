@@ -1,10 +1,9 @@
 //! [`RestError`]: every way a REST request fails, and its one translation
-//! into a status code and a problem body.
+//! into a status code and a problem kind ([`RestError::kind`]);
+//! `error/response.rs` writes it as a problem document with its headers.
 
 use std::time::Duration;
 
-use axum::response::{IntoResponse, Response};
-use http::{HeaderValue, header};
 use kitchen::{
     Action, EarlierWrite, FieldViolation, KitchenError, OperationRef, Refusal, Scopes,
     StorageFault, TicketId, TicketStatus, Version, Written,
@@ -13,8 +12,10 @@ use kitchen::{error_chain, whole_seconds};
 use telemetry::ContractFailure;
 
 use crate::links;
-use crate::problem::{FieldError, Problem, ProblemKind};
+use crate::problem::ProblemKind;
 use crate::vocabulary::{nothing_done, words};
+
+mod response;
 
 /// A failed REST request: either the caller's to fix, or ours (logged in
 /// full, answered opaquely).
@@ -536,84 +537,3 @@ fn bounded(text: &str) -> String {
 
 /// What a good key looks like, in messages.
 pub(crate) const EXAMPLE_KEY: &str = "0193a4f2-7c1e-7b8a-9f00-4c2d1e5b6a79";
-
-impl IntoResponse for RestError {
-    fn into_response(self) -> Response {
-        if let Self::Internal(cause) = &self {
-            // The caller sees an opaque 500; the log gets the whole chain.
-            tracing::error!(error = %error_chain(cause.as_ref()), "request failed");
-        }
-        let mut problem = Problem::new(self.kind(), self.detail());
-        match &self {
-            Self::Validation(violations) => {
-                problem.errors = Some(
-                    violations
-                        .iter()
-                        .map(|v| FieldError {
-                            field: v.field.clone(),
-                            code: v.code.into(),
-                            message: v.message.clone(),
-                        })
-                        .collect(),
-                );
-            }
-            Self::KeyReused(original) => {
-                problem.original_operation = Some(links::operation(original.action, &original.key));
-                problem.original_created_at = Some(links::rfc3339(original.created_at));
-                problem.original_resource = original.resource.map(links::ticket);
-            }
-            Self::VersionMismatch { expected, current } => {
-                problem.expected_version = Some(expected.get());
-                problem.current_version = Some(current.get());
-            }
-            Self::PossibleDuplicate(earlier) => {
-                problem.original_operation = Some(links::operation(earlier.action, &earlier.key));
-                problem.original_created_at = Some(links::rfc3339(earlier.created_at));
-                problem.original_resource = links::earlier_resource(earlier);
-            }
-            Self::TransitionNotAllowed { from, to, allowed } => {
-                problem.from = Some(from.as_str());
-                problem.to = Some(to.as_str());
-                problem.allowed_moves = Some(allowed.iter().map(|s| s.as_str()).collect());
-            }
-            _ => {}
-        }
-        let mut response = problem.into_response();
-        let headers = response.headers_mut();
-        match &self {
-            Self::MissingCredentials { challenge, .. }
-            | Self::InvalidToken { challenge, .. }
-            | Self::InsufficientScope { challenge, .. } => {
-                // Built from quoted printable ASCII only (see `access`).
-                if let Ok(value) = HeaderValue::from_str(challenge) {
-                    headers.insert(header::WWW_AUTHENTICATE, value);
-                }
-            }
-            Self::InProgress { retry_after, .. }
-            | Self::ProviderUnavailable { retry_after, .. }
-            | Self::AuthUnavailable { retry_after, .. } => {
-                headers.insert(
-                    header::RETRY_AFTER,
-                    HeaderValue::from(whole_seconds(*retry_after)),
-                );
-            }
-            Self::DatabaseUnavailable { fault, .. } => {
-                headers.insert(
-                    header::RETRY_AFTER,
-                    HeaderValue::from(whole_seconds(fault.retry_after())),
-                );
-            }
-            Self::KeyReused(original) => {
-                let link = format!(
-                    "<{}>; rel=\"original\"",
-                    links::operation(original.action, &original.key)
-                );
-                if let Ok(value) = HeaderValue::from_str(&link) {
-                    headers.insert(header::LINK, value);
-                }
-            }
-            _ => {}
-        }
-        response
-    }
-}

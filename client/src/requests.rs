@@ -25,6 +25,13 @@ pub struct NewTicket {
     /// How urgent (the server's default, `normal`, when `None`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority: Option<Priority>,
+    /// `true`: a second ticket is meant even if one with the same content
+    /// was made under another key within the server's window (its
+    /// likely-duplicate guard, in `confirm` mode, refuses it otherwise:
+    /// `Settled::Refused` with `possible-duplicate`). Not part of the
+    /// request's meaning: a retry replays whatever it says.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub confirm_new: bool,
 }
 
 impl NewTicket {
@@ -35,6 +42,7 @@ impl NewTicket {
             title: title.into(),
             description: None,
             priority: None,
+            confirm_new: false,
         }
     }
 }

@@ -46,6 +46,8 @@ pub(crate) fn parse_confirming<T: DeserializeOwned>(
     let confirm_new = match object.remove("confirm_new") {
         // Read from the bytes, so a wrong shape is reported with its place.
         None => return Ok((read(Ok(bytes), action)?, WriteOptions::default())),
+        // As for every optional field: `null` is "not sent".
+        Some(serde_json::Value::Null) => false,
         Some(serde_json::Value::Bool(confirm)) => confirm,
         Some(_) => {
             return Err(RestError::Validation(vec![FieldViolation {

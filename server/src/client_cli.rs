@@ -105,6 +105,12 @@ pub struct CreateArgs {
     /// low, normal (the default), high or urgent.
     #[arg(long)]
     pub priority: Option<Priority>,
+    /// A second ticket is meant even if one with the same content was made
+    /// under another key within the server's likely-duplicate window
+    /// (sends `confirm_new: true`; without it a server in `confirm` mode
+    /// refuses it with `possible-duplicate`).
+    #[arg(long)]
+    pub confirm_new: bool,
     /// Which key.
     #[command(flatten)]
     pub key: KeyArgs,

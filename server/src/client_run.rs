@@ -35,6 +35,7 @@ pub async fn run(args: ClientArgs) -> anyhow::Result<()> {
                     title: create.title,
                     description: create.description,
                     priority: create.priority,
+                    confirm_new: create.confirm_new,
                 },
             };
             write(&create.connection, request, create.key).await?

@@ -322,6 +322,52 @@ async fn refusals_are_returned_after_one_request(db: TestDatabase) {
     assert_eq!(app.ticket_count(&acme).await, 1);
 }
 
+/// A server whose likely-duplicate guard is in `confirm` mode refuses a
+/// second ticket with the same content under a new key: the client
+/// returns that refusal after one request, and a ticket that says
+/// `confirm_new` is made.
+async fn a_likely_duplicate_is_refused_once_and_confirm_new_makes_it(db: TestDatabase) {
+    let guard = KitchenConfig {
+        duplicate_guard: kitchen::DuplicateGuard {
+            mode: kitchen::GuardMode::Confirm,
+            ..kitchen::DuplicateGuard::default()
+        },
+        ..KitchenConfig::default()
+    };
+    let app = TestApp::spawn_with(&db, guard, Duration::from_secs(30)).await;
+    let acme = app.tenant("acme").await;
+    let client = client(&app.address, &acme, config(memory()));
+    let (first, _, _) = done(client.create_ticket(&disk_full()).await.expect("first"));
+    let Settled::Refused { problem, .. } = client
+        .create_ticket(&disk_full())
+        .await
+        .expect("no client error")
+    else {
+        panic!("a second one with the same content is refused");
+    };
+    assert_eq!(
+        (problem.status, problem.kind()),
+        (409, Some("possible-duplicate"))
+    );
+    let (second, _, _) = done(
+        client
+            .create_ticket(&NewTicket {
+                confirm_new: true,
+                ..disk_full()
+            })
+            .await
+            .expect("meant"),
+    );
+    assert_ne!(second.id, first.id);
+    let created = rest_stats(&app, &acme, "create_ticket");
+    assert_eq!(
+        (created.created, created.possible_duplicate),
+        (2, 1),
+        "one request each: {created:?}"
+    );
+    assert_eq!(app.ticket_count(&acme).await, 2);
+}
+
 /// Another attempt holds the key: the server answers 409 in progress with
 /// Retry-After: 1 (on SQLite, where the holder holds the file's write lock
 /// as another program would, 503 database-unavailable with Retry-After:
@@ -754,6 +800,7 @@ kitchen::on_both_databases!(
     a_client_killed_mid_call_is_finished_by_the_next_with_the_same_key,
     a_server_that_dies_after_its_commit_and_restarts_is_reconciled,
     refusals_are_returned_after_one_request,
+    a_likely_duplicate_is_refused_once_and_confirm_new_makes_it,
     an_operation_in_progress_is_retried_after_retry_after,
     a_remote_unknown_is_unresolved_until_it_settles,
     every_route_goes_through_the_client,

@@ -134,6 +134,11 @@ async fn rest_confirm_refuses_until_a_new_one_is_meant(db: TestDatabase) {
     assert_eq!(header.status(), 400);
     assert!(unused(&app, &acme, &key).await, "still unused");
 
+    // `null` is "not sent", as for every optional field: still refused.
+    let body = r#"{"project_id":"ops","title":"Disk full on db-1","confirm_new":null}"#;
+    let null = post(&app, &acme, &key, body, &[]).await;
+    assert_eq!(null.status(), 409);
+
     // The same key, meaning it: made. In the body, or as a header.
     let body = r#"{"project_id":"ops","title":"Disk full on db-1","confirm_new":true}"#;
     let made = post(&app, &acme, &key, body, &[]).await;

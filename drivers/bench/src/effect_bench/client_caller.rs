@@ -69,10 +69,8 @@ impl ClientAgent {
             },
         };
         let ticket = NewTicket {
-            project_id: ask.project_id.clone(),
-            title: ask.title.clone(),
             description: Some(ask.description.clone()),
-            priority: None,
+            ..NewTicket::new(ask.project_id.clone(), ask.title.clone())
         };
         end(self.client.create_ticket_with_key(key, &ticket).await)
     }

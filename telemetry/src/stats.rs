@@ -40,8 +40,10 @@ pub struct DoorStats {
     pub possible_duplicate: u64,
     /// Infrastructure failures.
     pub error: u64,
-    /// (replayed + expired) / (created + replayed + expired): the share of
-    /// successful answers that were retries. `null` before any.
+    /// (replayed + expired) / (created + possible_duplicate + replayed +
+    /// expired): the share of answers to a key, first or again, that were
+    /// retries (a likely duplicate is a key's first answer). `null` before
+    /// any.
     pub retry_rate: Option<f64>,
 }
 
@@ -79,7 +81,7 @@ impl TenantStats {
             _ => s.error += 1,
         }
         let retries = s.replayed + s.expired;
-        let answered = s.created + retries;
+        let answered = s.created + s.possible_duplicate + retries;
         s.retry_rate = (answered > 0).then(|| retries as f64 / answered as f64);
     }
 
@@ -110,7 +112,7 @@ impl TenantStats {
             .into_values()
             .map(|mut t| {
                 let retries = t.replayed + t.expired;
-                let answered = t.created + retries;
+                let answered = t.created + t.possible_duplicate + retries;
                 t.retry_rate = (answered > 0).then(|| retries as f64 / answered as f64);
                 t
             })

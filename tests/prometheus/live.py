@@ -81,10 +81,13 @@ def main(run):
     # The load: 20 creates, each retried once (a replay); then a create
     # whose answer the provider drops after committing, with the provider
     # gone right after, so reconciliation gives up on it.
-    for _ in range(20):
+    # Twenty different tickets: the same one under twenty keys would be
+    # likely duplicates, counted as such.
+    for i in range(20):
         key = str(uuid.uuid4())
-        assert service.create(key)[0] == 201
-        assert service.create(key)[0] == 201
+        title = f"Load ticket {i}"
+        assert service.create(key, title)[0] == 201
+        assert service.create(key, title)[0] == 201
     service.drop_next_create_answer()
     assert service.create(str(uuid.uuid4()), "Lost on the way back")[0] == 202, "unknown"
     service.outage(30000)

@@ -205,6 +205,13 @@ impl Bench {
                 clock,
                 max_connections: u32::try_from(self.args.concurrency.max(4) + 2)
                     .unwrap_or(u32::MAX),
+                // One content under many keys, on purpose: the
+                // likely-duplicate guard would flag every create (and
+                // measure its own read besides the sweep's cost).
+                duplicate_guard: kitchen::DuplicateGuard {
+                    mode: kitchen::GuardMode::Off,
+                    ..kitchen::DuplicateGuard::default()
+                },
                 ..KitchenConfig::default()
             },
         )

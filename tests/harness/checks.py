@@ -1,4 +1,4 @@
-"""PASS/FAIL lines for the scripted checks (tests/interop/*.py): each
+"""PASS/FAIL lines for the scripted checks (tests/interop, tests/oauth): each
 check prints one line, and `finish` prints the counts and exits 1 if any
 failed. Standard library only: the scripts run in their own virtualenvs.
 """

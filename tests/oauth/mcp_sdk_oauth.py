@@ -44,16 +44,8 @@ CONTROL = os.environ["CONTROL_URL"]
 TRUSTED = os.environ["TRUSTED"]
 REDIRECT = "http://127.0.0.1:9/callback"
 
-results = {"passed": 0, "failed": 0}
-
-
-def check(name, ok, detail=""):
-    if ok:
-        results["passed"] += 1
-        print(f"PASS {name}")
-    else:
-        results["failed"] += 1
-        print(f"FAIL {name} {detail}")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
+from checks import check, results  # noqa: E402
 
 
 def control(path, body=None):

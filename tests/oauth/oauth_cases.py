@@ -30,16 +30,8 @@ SLOW = os.environ["SLOW"]
 DOWN = os.environ["DOWN"]
 METADATA = f"{BASE}/.well-known/oauth-protected-resource/mcp"
 
-results = {"passed": 0, "failed": 0}
-
-
-def check(name, ok, detail=""):
-    if ok:
-        results["passed"] += 1
-        print(f"PASS {name}")
-    else:
-        results["failed"] += 1
-        print(f"FAIL {name} {detail}")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
+from checks import check, results  # noqa: E402
 
 
 def request(method, url, token=None, body=None, headers=None, form=None):

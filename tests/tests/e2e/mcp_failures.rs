@@ -7,7 +7,7 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use e2e_tests::TestApp;
-use kitchen::testing::{DatabaseKind, TestDatabase};
+use kitchen::testing::TestDatabase;
 use kitchen::{Action, DuplicateGuard, GuardMode, KitchenConfig};
 use mcp_door::FAILURE_META;
 use rmcp::model::CallToolResult;
@@ -135,12 +135,12 @@ async fn a_possible_duplicate_refusal_carries_the_record(db: TestDatabase) {
 
 /// A key another attempt holds past the wait bound: `in_progress` (not a
 /// tool error), and the record says the same call can help, and from
-/// when. (On SQLite the holder holds the file's write lock: the answer is
-/// the JSON-RPC database-locked error, not a tool result.)
-async fn in_progress_is_retryable_not_before_the_kitchens_wait(db: TestDatabase) {
-    if db.backend() == DatabaseKind::Sqlite {
-        return;
-    }
+/// when. PostgreSQL only: on SQLite the holder holds the file's write
+/// lock, and the answer is the JSON-RPC database-locked error, not a tool
+/// result (`mcp_lifecycle.rs` covers that one).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_in_progress_is_retryable_not_before_the_kitchens_wait() {
+    let db = TestDatabase::postgres().await;
     let config = KitchenConfig {
         wait_bound: Duration::from_millis(200),
         ..KitchenConfig::default()
@@ -182,5 +182,4 @@ async fn in_progress_is_retryable_not_before_the_kitchens_wait(db: TestDatabase)
 kitchen::on_both_databases!(
     a_conflict_carries_the_record_and_a_success_none,
     a_possible_duplicate_refusal_carries_the_record,
-    in_progress_is_retryable_not_before_the_kitchens_wait,
 );

@@ -86,6 +86,10 @@ pub struct KitchenConfig {
     /// under another key meets (a tenant may have its own mode:
     /// [`Kitchen::set_duplicate_guard`](crate::Kitchen::set_duplicate_guard)).
     pub duplicate_guard: DuplicateGuard,
+    /// PostgreSQL: what stands between this service and the database (a
+    /// pooler that lends a server connection per transaction needs
+    /// statements run differently). SQLite ignores it.
+    pub database_pooler: DatabasePooler,
 }
 
 impl Default for KitchenConfig {
@@ -104,7 +108,55 @@ impl Default for KitchenConfig {
             write_group_max: DEFAULT_WRITE_GROUP_MAX,
             replay_cache: ReplayCacheConfig::default(),
             duplicate_guard: DuplicateGuard::default(),
+            database_pooler: DatabasePooler::None,
         }
+    }
+}
+
+/// What stands between the service and PostgreSQL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DatabasePooler {
+    /// Nothing, or a pooler that gives each client connection a server
+    /// connection of its own for as long as it is open (pgbouncer's
+    /// `pool_mode = session`, HAProxy): statements are prepared once per
+    /// connection and kept. The default.
+    #[default]
+    None,
+    /// A pooler that lends a server connection per transaction (pgbouncer's
+    /// `pool_mode = transaction`): every statement is unnamed and runs
+    /// inside a transaction, and the wait bound is set per transaction. It
+    /// costs a statement outside a transaction up to three more round
+    /// trips.
+    Transaction,
+}
+
+impl DatabasePooler {
+    /// Every value, as the setting names them.
+    pub const ALL: [DatabasePooler; 2] = [DatabasePooler::None, DatabasePooler::Transaction];
+
+    /// `none` or `transaction`: as the setting names it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::Transaction => "transaction",
+        }
+    }
+}
+
+impl std::str::FromStr for DatabasePooler {
+    type Err = String;
+
+    fn from_str(raw: &str) -> Result<Self, String> {
+        Self::ALL
+            .into_iter()
+            .find(|pooler| pooler.as_str() == raw)
+            .ok_or_else(|| format!("{raw:?} is not a pooler mode (none or transaction)"))
+    }
+}
+
+impl std::fmt::Display for DatabasePooler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

@@ -83,12 +83,12 @@ mod write;
 
 pub use backend::reaches_provider;
 pub use clock::Clock;
-pub use config::ReplayCacheConfig;
 pub use config::{
     DEFAULT_ACQUIRE_TIMEOUT, DEFAULT_AUTH_CACHE_TTL, DEFAULT_REPLAY_WINDOW, DEFAULT_SWEEP_BATCH,
     DEFAULT_SWEEP_PAUSE, DEFAULT_TOMBSTONE_HORIZON, DEFAULT_WAIT_BOUND, DEFAULT_WRITE_GROUP_MAX,
     KitchenConfig,
 };
+pub use config::{DatabasePooler, ReplayCacheConfig};
 pub use domain::action::Action;
 pub use domain::change::{Change, Changes};
 pub use domain::comment::{

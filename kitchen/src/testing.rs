@@ -7,12 +7,13 @@
 
 use std::time::Duration;
 
-use sqlx::{Connection, PgConnection, Postgres, Sqlite, Transaction};
+use sqlx::{Connection, PgConnection, Sqlite, Transaction};
 use time::OffsetDateTime;
 
 use crate::store::{Db, WriteTransaction};
 use crate::{
-    Action, IssuedToken, Kitchen, KitchenConfig, OperationKey, Tenant, TenantId, TenantName,
+    Action, DatabasePooler, IssuedToken, Kitchen, KitchenConfig, OperationKey, Tenant, TenantId,
+    TenantName,
 };
 
 mod group_commit;
@@ -23,6 +24,14 @@ pub use precheck::{PrecheckPause, pause_before_precheck};
 /// Where the PostgreSQL tests connect to create their databases.
 pub const POSTGRES_URL_VAR: &str = "TEST_POSTGRES_URL";
 const DEFAULT_POSTGRES_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
+
+/// When set: a pooler in transaction mode (pgbouncer) in front of the
+/// server in `TEST_POSTGRES_URL`. The kitchens of the PostgreSQL tests then
+/// connect through it, with [`DatabasePooler::Transaction`]; what a test
+/// does to its database by hand (seeding an old schema, say) still goes
+/// straight to the server. `tests/ha/pgbouncer.py` runs the kitchen's
+/// tests this way.
+pub const POSTGRES_POOLER_URL_VAR: &str = "TEST_POSTGRES_POOLER_URL";
 
 /// The two databases every kitchen test runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,6 +51,8 @@ pub struct TestDatabase {
     _dir: Option<tempfile::TempDir>,
     // (server URL, database name) of a PostgreSQL database to drop.
     postgres: Option<(String, String)>,
+    // Where kitchens connect, and how, when not straight to `url`.
+    kitchen_route: Option<(String, DatabasePooler)>,
 }
 
 impl TestDatabase {
@@ -62,6 +73,7 @@ impl TestDatabase {
             url,
             _dir: Some(dir),
             postgres: None,
+            kitchen_route: None,
         }
     }
 
@@ -90,12 +102,27 @@ impl TestDatabase {
             .expect("create a fresh test database");
         let _ = admin.close().await;
         let url = with_database(&server, &name);
+        let kitchen_route = std::env::var(POSTGRES_POOLER_URL_VAR)
+            .ok()
+            .map(|pooler| (with_database(&pooler, &name), DatabasePooler::Transaction));
         Self {
             backend: DatabaseKind::Postgres,
             url,
             _dir: None,
             postgres: Some((server, name)),
+            kitchen_route,
         }
+    }
+
+    /// A new PostgreSQL database whose kitchens run their statements as
+    /// behind a transaction-mode pooler (unnamed, each in a transaction),
+    /// though they connect straight to the server.
+    pub async fn postgres_as_if_pooled() -> Self {
+        let mut db = Self::postgres().await;
+        if db.kitchen_route.is_none() {
+            db.kitchen_route = Some((db.url.clone(), DatabasePooler::Transaction));
+        }
+        db
     }
 
     /// Which database this is.
@@ -113,9 +140,20 @@ impl TestDatabase {
         self.kitchen_with(KitchenConfig::default()).await
     }
 
-    /// A kitchen on this database with `config`.
+    /// A kitchen on this database with `config` (on PostgreSQL, through
+    /// the pooler in `TEST_POSTGRES_POOLER_URL` when that is set).
     pub async fn kitchen_with(&self, config: KitchenConfig) -> Kitchen {
-        Kitchen::connect(&self.url, config)
+        let (url, config) = match &self.kitchen_route {
+            Some((url, pooler)) => (
+                url.clone(),
+                KitchenConfig {
+                    database_pooler: *pooler,
+                    ..config
+                },
+            ),
+            None => (self.url.clone(), config),
+        };
+        Kitchen::connect(&url, config)
             .await
             .expect("connect a kitchen to the test database")
     }
@@ -200,7 +238,7 @@ impl KeyHolder {
 
 enum HeldTransaction {
     Sqlite(Transaction<'static, Sqlite>),
-    Postgres(Transaction<'static, Postgres>),
+    Postgres(crate::store::postgres::PgTx),
 }
 
 impl Kitchen {

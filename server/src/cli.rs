@@ -4,7 +4,7 @@
 use std::net::SocketAddr;
 
 use clap::{Args, Parser, Subcommand};
-use kitchen::GuardMode;
+use kitchen::{DatabasePooler, GuardMode};
 
 /// Where the data lives when nothing else is said: a SQLite file under ./data/.
 pub const DEFAULT_DATABASE_URL: &str = "sqlite:data/tickets.db";
@@ -13,10 +13,9 @@ pub const DEFAULT_DATABASE_URL: &str = "sqlite:data/tickets.db";
 #[derive(Debug, Parser)]
 #[command(name = "tickets", version, about)]
 pub struct Cli {
-    /// Database: `sqlite:PATH` (embedded, the default) or `postgres://USER@HOST/DB`
-    /// (for several instances).
-    #[arg(long, global = true, env = "DATABASE_URL", default_value = DEFAULT_DATABASE_URL)]
-    pub database_url: String,
+    /// Which database, and how it is reached.
+    #[command(flatten)]
+    pub database: DatabaseArgs,
 
     /// Log format on stderr.
     #[arg(long, global = true, env = "LOG_FORMAT", value_enum, default_value_t = LogFormat::Human)]
@@ -25,6 +24,28 @@ pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// Which database, and how it is reached (every command opens it).
+#[derive(Debug, Args)]
+pub struct DatabaseArgs {
+    /// Database: `sqlite:PATH` (embedded, the default) or `postgres://USER@HOST/DB`
+    /// (for several instances).
+    #[arg(long = "database-url", global = true, env = "DATABASE_URL",
+          default_value = DEFAULT_DATABASE_URL)]
+    pub url: String,
+    /// PostgreSQL: `transaction` when DATABASE_URL is a pooler that lends a
+    /// server connection per transaction (pgbouncer's `pool_mode =
+    /// transaction`): statements then run unnamed, each in a transaction.
+    /// `none` (the default) for a direct connection, HAProxy, or a pooler
+    /// in session mode. See docs/deployment.md.
+    #[arg(long = "database-pooler", global = true, env = "DATABASE_POOLER", default_value = "none",
+          value_parser = parse_pooler)]
+    pub pooler: DatabasePooler,
+}
+
+fn parse_pooler(raw: &str) -> Result<DatabasePooler, String> {
+    raw.parse()
 }
 
 /// How log lines look on stderr.

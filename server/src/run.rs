@@ -14,8 +14,8 @@ use telemetry::{Metrics, OtlpTarget};
 use crate::admin;
 use crate::app::{Application, ServeSettings};
 use crate::cli::{
-    BackendArgs, BackendKind, Cli, Command, OAuthArgs, OpsCommand, ServeArgs, TenantCommand,
-    TokenCommand,
+    BackendArgs, BackendKind, Cli, Command, DatabaseArgs, OAuthArgs, OpsCommand, ServeArgs,
+    TenantCommand, TokenCommand,
 };
 
 // `BackendArgs` is a clap type in `cli.rs`; building a backend from it (a
@@ -123,19 +123,19 @@ pub fn main() -> anyhow::Result<()> {
 pub async fn run(cli: Cli, otlp: Option<OtlpTarget>) -> anyhow::Result<()> {
     match cli.command {
         Command::Serve(args) => {
-            serve(&cli.database_url, *args, Metrics::with_otlp(otlp.as_ref())).await
+            serve(&cli.database, *args, Metrics::with_otlp(otlp.as_ref())).await
         }
         Command::McpStdio(args) => {
             // A host (a desktop agent) starts this from a folder of its own
             // choosing: a relative path there must not quietly make an
             // empty database and then blame the token.
-            require_existing_sqlite_file(&cli.database_url)?;
+            require_existing_sqlite_file(&cli.database.url)?;
             let config = KitchenConfig {
                 backend: args.backend.backend()?,
                 duplicate_guard: args.guard.guard(),
                 ..KitchenConfig::default()
             };
-            let kitchen = connect(&cli.database_url, config).await?;
+            let kitchen = connect(&cli.database, config).await?;
             // Effects a crash left behind, and unknown ones, settle while
             // the tools are served.
             let reconciler = tokio::spawn(kitchen.clone().run_reconciler(std::future::pending()));
@@ -153,35 +153,35 @@ pub async fn run(cli: Cli, otlp: Option<OtlpTarget>) -> anyhow::Result<()> {
         }
         Command::Client(args) => crate::client_run::run(*args).await,
         Command::Tenant(TenantCommand::Create { name }) => {
-            let kitchen = connect(&cli.database_url, KitchenConfig::default()).await?;
+            let kitchen = connect(&cli.database, KitchenConfig::default()).await?;
             admin::create_tenant(&kitchen, &name).await
         }
         Command::Token(TokenCommand::Issue { tenant, scopes }) => {
-            let kitchen = connect(&cli.database_url, KitchenConfig::default()).await?;
+            let kitchen = connect(&cli.database, KitchenConfig::default()).await?;
             admin::issue_token(&kitchen, &tenant, &scopes).await
         }
         Command::Oauth(command) => {
-            let kitchen = connect(&cli.database_url, KitchenConfig::default()).await?;
+            let kitchen = connect(&cli.database, KitchenConfig::default()).await?;
             admin::oauth(&kitchen, command).await
         }
         Command::Token(TokenCommand::Revoke { token_id }) => {
-            let kitchen = connect(&cli.database_url, KitchenConfig::default()).await?;
+            let kitchen = connect(&cli.database, KitchenConfig::default()).await?;
             admin::revoke_token(&kitchen, &token_id).await
         }
         Command::Tenant(TenantCommand::Guard { name, mode }) => {
-            let kitchen = connect(&cli.database_url, KitchenConfig::default()).await?;
+            let kitchen = connect(&cli.database, KitchenConfig::default()).await?;
             admin::set_guard(&kitchen, &name, mode.0).await
         }
         Command::Tenant(TenantCommand::List) => {
-            let kitchen = connect(&cli.database_url, KitchenConfig::default()).await?;
+            let kitchen = connect(&cli.database, KitchenConfig::default()).await?;
             admin::list_tenants(&kitchen).await
         }
         Command::Ops(OpsCommand::List(args)) => {
-            let kitchen = connect(&cli.database_url, KitchenConfig::default()).await?;
+            let kitchen = connect(&cli.database, KitchenConfig::default()).await?;
             crate::ops::list(&kitchen, &args).await
         }
         Command::Ops(OpsCommand::Show(args)) => {
-            let kitchen = connect(&cli.database_url, KitchenConfig::default()).await?;
+            let kitchen = connect(&cli.database, KitchenConfig::default()).await?;
             crate::ops::show(&kitchen, &args).await
         }
         Command::Ops(OpsCommand::Settle(args)) => {
@@ -190,11 +190,11 @@ pub async fn run(cli: Cli, otlp: Option<OtlpTarget>) -> anyhow::Result<()> {
                 backend: args.backend.backend()?,
                 ..KitchenConfig::default()
             };
-            let kitchen = connect(&cli.database_url, config).await?;
+            let kitchen = connect(&cli.database, config).await?;
             crate::ops::settle(&kitchen, &args).await
         }
         Command::Token(TokenCommand::List { tenant }) => {
-            let kitchen = connect(&cli.database_url, KitchenConfig::default()).await?;
+            let kitchen = connect(&cli.database, KitchenConfig::default()).await?;
             admin::list_tokens(&kitchen, &tenant).await
         }
     }
@@ -229,13 +229,17 @@ fn require_existing_sqlite_file(database_url: &str) -> anyhow::Result<()> {
     )
 }
 
-async fn connect(database_url: &str, config: KitchenConfig) -> anyhow::Result<Kitchen> {
-    Kitchen::connect(database_url, config)
+async fn connect(database: &DatabaseArgs, config: KitchenConfig) -> anyhow::Result<Kitchen> {
+    let config = KitchenConfig {
+        database_pooler: database.pooler,
+        ..config
+    };
+    Kitchen::connect(&database.url, config)
         .await
-        .with_context(|| format!("cannot open the database at {database_url}"))
+        .with_context(|| format!("cannot open the database at {}", database.url))
 }
 
-async fn serve(database_url: &str, args: ServeArgs, metrics: Metrics) -> anyhow::Result<()> {
+async fn serve(database: &DatabaseArgs, args: ServeArgs, metrics: Metrics) -> anyhow::Result<()> {
     let config = KitchenConfig {
         wait_bound: Duration::from_millis(args.wait_bound_ms),
         replay_window: match args.replay_window_secs {
@@ -260,7 +264,7 @@ async fn serve(database_url: &str, args: ServeArgs, metrics: Metrics) -> anyhow:
         duplicate_guard: args.guard.guard(),
         ..KitchenConfig::default()
     };
-    let kitchen = connect(database_url, config).await?;
+    let kitchen = connect(database, config).await?;
     let settings = ServeSettings {
         listen: args.listen,
         request_timeout: Duration::from_secs(args.request_timeout_secs),
@@ -325,7 +329,7 @@ async fn serve(database_url: &str, args: ServeArgs, metrics: Metrics) -> anyhow:
         );
     }
     if !kitchen.has_tenants().await? {
-        eprintln!("{}", admin::first_steps(database_url, addr));
+        eprintln!("{}", admin::first_steps(&database.url, addr));
     }
     app.run_until_stopped(crate::shutdown::signal()).await?;
     kitchen.close().await;

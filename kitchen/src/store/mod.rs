@@ -13,9 +13,10 @@
 use std::str::FromStr;
 use std::time::Duration;
 
-use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::{Connection, Pool, Postgres, Sqlite, Transaction};
+use sqlx::{Connection, Pool, Sqlite, Transaction};
+
+use postgres::{PgPool, PgTx};
 
 use crate::{KitchenConfig, KitchenError};
 
@@ -30,6 +31,7 @@ pub(crate) mod ledger;
 pub(crate) mod operation_list;
 pub(crate) mod operations;
 pub(crate) mod planned;
+pub(crate) mod postgres;
 pub(crate) mod rows;
 pub(crate) mod settlements;
 pub(crate) mod sweep;
@@ -41,7 +43,7 @@ pub(crate) mod write;
 #[derive(Debug, Clone)]
 pub(crate) enum Db {
     Sqlite(Pool<Sqlite>),
-    Postgres(Pool<Postgres>),
+    Postgres(PgPool),
 }
 
 /// Runs `$body` with `$pool` bound to the concrete pool, whichever it is.
@@ -92,55 +94,7 @@ impl Db {
                 sqlx::migrate!("../migrations/sqlite").run(&pool).await?;
                 Db::Sqlite(pool)
             }
-            "postgres" | "postgresql" => {
-                let options = PgConnectOptions::from_str(url)?;
-                // Migrate on a connection of its own. sqlx holds a PostgreSQL
-                // advisory lock while migrating, so instances that start at
-                // once apply each migration once; the pool's connections
-                // below carry the wait bound as lock_timeout, which must not
-                // cut short the wait for that lock.
-                let migrating = PgPoolOptions::new()
-                    .max_connections(1)
-                    .connect_with(options.clone())
-                    .await?;
-                // A standby (a replica port, or a node demoted by a
-                // failover) would answer reads and refuse every write:
-                // refuse it at start, by name, instead.
-                let (standby,): (bool,) = sqlx::query_as("SELECT pg_is_in_recovery()")
-                    .fetch_one(&migrating)
-                    .await?;
-                if standby {
-                    migrating.close().await;
-                    return Err(KitchenError::ReadOnlyStandby);
-                }
-                sqlx::migrate!("../migrations/postgres")
-                    .run(&migrating)
-                    .await?;
-                migrating.close().await;
-                // The wait bound, for every statement of every connection: a
-                // create is one statement, and a lock wait past the bound is
-                // an InProgress answer. Reads take no row locks, so it never
-                // cuts them short.
-                let lock_timeout = format!("{}ms", config.wait_bound.as_millis().max(1));
-                let pool = PgPoolOptions::new()
-                    .max_connections(config.max_connections)
-                    // Fail fast: a database that is down costs a caller
-                    // this long, not sqlx's default 30 s.
-                    .acquire_timeout(config.acquire_timeout)
-                    .after_connect(move |conn, _| {
-                        let lock_timeout = lock_timeout.clone();
-                        Box::pin(async move {
-                            sqlx::query("SELECT set_config('lock_timeout', $1, false)")
-                                .bind(lock_timeout)
-                                .execute(conn)
-                                .await
-                                .map(drop)
-                        })
-                    })
-                    .connect_with(options)
-                    .await?;
-                Db::Postgres(pool)
-            }
+            "postgres" | "postgresql" => Db::Postgres(PgPool::connect(url, config).await?),
             _ => {
                 return Err(KitchenError::UnsupportedDatabaseUrl {
                     scheme: scheme.to_owned(),
@@ -190,38 +144,36 @@ pub(crate) fn sqlite_pool_options(config: &KitchenConfig) -> SqlitePoolOptions {
         .after_release(|conn, _| Box::pin(async move { Ok(!conn.is_in_transaction()) }))
 }
 
-/// How each database starts the one write transaction of a create.
-pub(crate) trait WriteTransaction: sqlx::Database {
-    /// Begins a write transaction whose lock waits give up after `wait`.
-    async fn begin_write(
-        pool: &Pool<Self>,
-        wait: Duration,
-    ) -> sqlx::Result<Transaction<'static, Self>>;
+/// How each database's pool starts a write transaction.
+pub(crate) trait WriteTransaction {
+    /// The transaction it starts.
+    type Tx;
+
+    /// Begins a write transaction whose lock waits give up after `wait`
+    /// (the connection's or the transaction's setting: both databases set
+    /// it from the same wait bound every writer passes).
+    async fn begin_write(&self, wait: Duration) -> sqlx::Result<Self::Tx>;
 }
 
-impl WriteTransaction for Sqlite {
-    async fn begin_write(
-        pool: &Pool<Self>,
-        _wait: Duration,
-    ) -> sqlx::Result<Transaction<'static, Self>> {
+impl WriteTransaction for Pool<Sqlite> {
+    type Tx = Transaction<'static, Sqlite>;
+
+    async fn begin_write(&self, _wait: Duration) -> sqlx::Result<Self::Tx> {
         // IMMEDIATE takes the write lock now. A deferred transaction would
         // take it at its first write and, if another writer got there first,
         // fail at once with SQLITE_BUSY instead of waiting. The wait itself
         // is the connection's busy timeout, set to the wait bound at connect.
-        pool.begin_with("BEGIN IMMEDIATE").await
+        self.begin_with("BEGIN IMMEDIATE").await
     }
 }
 
-impl WriteTransaction for Postgres {
-    async fn begin_write(
-        pool: &Pool<Self>,
-        _wait: Duration,
-    ) -> sqlx::Result<Transaction<'static, Self>> {
-        // READ COMMITTED (the default). The wait bound is already every
-        // connection's `lock_timeout` (set at connect to the same bound all
-        // writers pass), so setting it again per transaction would only cost
-        // a round trip per write.
-        pool.begin().await
+impl WriteTransaction for PgPool {
+    type Tx = PgTx;
+
+    async fn begin_write(&self, _wait: Duration) -> sqlx::Result<Self::Tx> {
+        // READ COMMITTED (the default); the wait bound is the connection's
+        // or the transaction's `lock_timeout` (postgres.rs).
+        self.begin().await
     }
 }
 

@@ -16,8 +16,6 @@
 //! The SQL is built from the store's own statements ([`CLAIM`],
 //! [`INSERT_TICKET`], [`INSERT_HISTORY`]), never a copy of them.
 
-use sqlx::{Pool, Postgres};
-
 use crate::KitchenError;
 use crate::domain::history::HistoryEntry;
 use crate::domain::operation::OperationRecord;
@@ -27,6 +25,7 @@ use crate::domain::ticket::Ticket;
 use super::Db;
 use super::history::{self, INSERT_HISTORY, bind_history};
 use super::operations::{CLAIM, bind_claim};
+use super::postgres::PgPool;
 use super::tickets::{self, INSERT_TICKET, bind_insert_ticket};
 use super::write::WriteTx;
 
@@ -52,7 +51,7 @@ impl NewRow {
 /// The pool that claims a key and inserts a planned write's rows in one
 /// statement, if this database does: PostgreSQL. (SQLite is in-process:
 /// a statement costs no round trip, so it gains nothing.)
-pub(crate) fn in_one_statement(db: &Db) -> Option<&Pool<Postgres>> {
+pub(crate) fn in_one_statement(db: &Db) -> Option<&PgPool> {
     match db {
         Db::Postgres(pool) => Some(pool),
         Db::Sqlite(_) => None,
@@ -81,7 +80,7 @@ pub(crate) async fn insert(
 /// key and everything is committed; `false` when another attempt recorded
 /// the key first (nothing was written).
 pub(crate) async fn claim_and_insert(
-    pool: &Pool<Postgres>,
+    pool: &PgPool,
     record: &OperationRecord,
     rows: &[NewRow],
 ) -> Result<bool, KitchenError> {

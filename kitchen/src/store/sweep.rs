@@ -102,7 +102,7 @@ pub(crate) async fn tombstone(
             n
         }
         Db::Sqlite(pool) => {
-            let mut tx = sqlx::Sqlite::begin_write(pool, wait).await?;
+            let mut tx = pool.begin_write(wait).await?;
             let keys: Vec<(Uuid, String, String)> = sqlx::query_as(SQLITE_TOMBSTONE)
                 .bind(now)
                 .bind(limit)
@@ -142,7 +142,7 @@ pub(crate) async fn delete(
             .await?
             .rows_affected(),
         Db::Sqlite(pool) => {
-            let mut tx = sqlx::Sqlite::begin_write(pool, wait).await?;
+            let mut tx = pool.begin_write(wait).await?;
             let n = sqlx::query(SQLITE_DELETE)
                 .bind(now)
                 .bind(limit)

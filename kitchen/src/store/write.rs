@@ -15,20 +15,21 @@
 
 use std::time::Duration;
 
-use sqlx::{Postgres, Sqlite, Transaction};
+use sqlx::{Sqlite, Transaction};
 use uuid::Uuid;
 
 use crate::domain::operation::{OperationRecord, ResultSnapshot};
 use crate::domain::ticket::TicketId;
 
 use super::operations::{CLAIM, bind_claim};
+use super::postgres::PgTx;
 use super::{Db, WriteTransaction};
 
 /// An open write transaction on either database. Store functions that take
 /// part in a write take `&mut WriteTx`.
 pub(crate) enum WriteTx {
     Sqlite(Transaction<'static, Sqlite>),
-    Postgres(Transaction<'static, Postgres>),
+    Postgres(PgTx),
 }
 
 /// Runs `$body` with `$conn` bound to the transaction's connection,

@@ -10,7 +10,7 @@ use crate::support::{draft, fresh_key, ticket_count};
 
 const RACERS: usize = 32;
 
-async fn concurrent_identical_creates_make_one_ticket(db: TestDatabase) {
+pub(crate) async fn concurrent_identical_creates_make_one_ticket(db: TestDatabase) {
     let kitchen = db.kitchen().await;
     let (tenant, _) = tenant_with_token(&kitchen, "acme").await;
     let key = fresh_key();

@@ -221,7 +221,7 @@ async fn the_operation_record_tells_what_happened(db: TestDatabase) {
     );
 }
 
-async fn a_holder_past_the_wait_bound_yields_in_progress(db: TestDatabase) {
+pub(crate) async fn a_holder_past_the_wait_bound_yields_in_progress(db: TestDatabase) {
     let kitchen = db
         .kitchen_with(KitchenConfig {
             wait_bound: Duration::from_millis(200),

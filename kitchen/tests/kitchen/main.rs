@@ -15,6 +15,7 @@ mod labels;
 mod lifecycle_concurrency;
 mod model;
 mod operation_list;
+mod postgres_setup;
 mod reads;
 mod remote;
 mod remote_cap;

@@ -1,22 +1,25 @@
 """The failover chaos test: the service rides through PostgreSQL failovers.
 
 One `tickets serve`, never restarted, on a Patroni cluster through
-HAProxy's primary port (tests/ha/cluster.py). CLIENTS clients create
-tickets and comment on them, each write under its own Idempotency-Key,
+HAProxy's primary port (tests/ha/cluster.py), or with `--pgbouncer`
+through pgbouncer in transaction mode in front of it
+(`DATABASE_POOLER=transaction`). CLIENTS clients create tickets, edit
+them and comment on them, each write under its own Idempotency-Key,
 while the primary is killed (kill -9 of Patroni and the postmaster) KILLS
 times and switched over cleanly SWITCHOVERS times. A write that gets no
 final answer (a dropped connection, a timeout, a 503, a 409 in progress)
 is sent again with the same key until it gets one. Then, on the final
 primary: every acknowledged write is there (0 lost), no intent made two
 effects (0 duplicates: each intent's text is unique, so two rows with it
-would be a duplicate), no key is left unsettled, and the service process
+would be a duplicate; an edit is counted by its key's history entries),
+no key is left unsettled, and the service process
 is the one that started. Besides, `tickets` pointed at the replica port
 refuses to start, naming the problem. Every status the service answered is counted;
 a `500` fails the test (the contract promises `503` with `Retry-After`).
 The longest pause in acknowledged writes after each event is reported.
 
     cargo build --workspace --bin tickets
-    python3 tests/ha/failover.py [--kills 2] [--switchovers 1] [--clients 6] [--json OUT]
+    python3 tests/ha/failover.py [--kills 2] [--switchovers 1] [--clients 6] [--pgbouncer] [--json OUT]
 
 Needs root (apt-get, and the cluster runs as `postgres`). About 2 minutes
 for the defaults on 2 cores.
@@ -45,13 +48,14 @@ FINAL = {200, 201, 400, 404, 409, 412, 422}
 class Service:
     """One `tickets serve` on DATABASE_URL; stopped by pid."""
 
-    def __init__(self, binary, database_url, work):
-        self.binary, self.database_url = binary, database_url
+    def __init__(self, binary, database_url, work, pooler="none"):
+        self.binary, self.database_url, self.pooler = binary, database_url, pooler
         self.port = free_port()
         self.log = open(os.path.join(work, "tickets.log"), "w")
         env = dict(
             os.environ,
             DATABASE_URL=database_url,
+            DATABASE_POOLER=pooler,
             LISTEN=f"127.0.0.1:{self.port}",
             LOG_FORMAT="json",
             RUST_LOG="info",
@@ -73,7 +77,7 @@ class Service:
 
     def cli(self, *args):
         done = subprocess.run(
-            [self.binary, "--database-url", self.database_url, *args],
+            [self.binary, "--database-url", self.database_url, "--database-pooler", self.pooler, *args],
             capture_output=True,
             text=True,
             check=True,
@@ -95,7 +99,7 @@ class Record:
     def __init__(self):
         self.lock = threading.Lock()
         self.statuses = collections.Counter()
-        self.acks = []  # (time, kind, text, resource id)
+        self.acks = []  # (time, kind, text, resource id, key)
         self.unsettled = 0
         self.errors_500 = []
 
@@ -107,8 +111,9 @@ class Record:
 
 
 class Client(threading.Thread):
-    """Creates a ticket, then alternates comments on it and new tickets,
-    each intent under a fresh key sent until it has a final answer."""
+    """Creates a ticket, then in turn edits it, comments on it and creates
+    the next one, each intent under a fresh key sent until it has a final
+    answer."""
 
     def __init__(self, n, port, token, record, stop):
         super().__init__(daemon=True)
@@ -116,7 +121,8 @@ class Client(threading.Thread):
         self.ticket = None
 
     def send(self, method, path, key, body):
-        """One attempt: (status, body bytes); status 0 when no answer came."""
+        """One attempt: (status, body bytes, Retry-After); status 0 when no
+        answer came."""
         try:
             c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=15)
             c.request(
@@ -126,7 +132,9 @@ class Client(threading.Thread):
                 headers={
                     "Authorization": f"Bearer {self.token}",
                     "Idempotency-Key": key,
-                    "Content-Type": "application/json",
+                    "Content-Type": (
+                        "application/merge-patch+json" if method == "PATCH" else "application/json"
+                    ),
                 },
             )
             answer = c.getresponse()
@@ -137,11 +145,11 @@ class Client(threading.Thread):
         except OSError:
             return 0, b"", None
 
-    def settle(self, kind, path, body):
+    def settle(self, kind, path, body, method="POST"):
         """Sends one intent until it has a final answer; records the ack."""
         key = str(uuid.uuid4())
         while True:
-            status, data, retry_after = self.send("POST", path, key, body)
+            status, data, retry_after = self.send(method, path, key, body)
             self.record.saw(status, data)
             if status in FINAL and not (status == 409 and b"operation-in-progress" in data):
                 break
@@ -152,16 +160,21 @@ class Client(threading.Thread):
             raise AssertionError(f"{kind} {key} ended {status}: {data[:300]!r}")
         made = json.loads(data)
         with self.record.lock:
-            self.record.acks.append((time.time(), kind, body.get("title") or body.get("body"), made["id"]))
+            text = body.get("title") or body.get("body") or body.get("description")
+            self.record.acks.append((time.time(), kind, text, made["id"], key))
         return made
 
     def run(self):
         i = 0
         while not self.stop.is_set():
             i += 1
-            if self.ticket is None or i % 2 == 0:
+            if self.ticket is None or i % 3 == 0:
                 text = f"client {self.n} ticket {uuid.uuid4()}"
                 self.ticket = self.settle("ticket", "/v1/tickets", {"project_id": "ops", "title": text})
+            elif i % 3 == 1:
+                text = f"client {self.n} edit {uuid.uuid4()}"
+                path = f"/v1/tickets/{self.ticket['id']}"
+                self.settle("edit", path, {"description": text}, method="PATCH")
             else:
                 text = f"client {self.n} comment {uuid.uuid4()}"
                 self.settle("comment", f"/v1/tickets/{self.ticket['id']}/comments", {"body": text})
@@ -194,12 +207,17 @@ def main():
     p.add_argument("--clients", type=int, default=6)
     p.add_argument("--binary", default=os.path.join(ROOT, "target", "debug", "tickets"))
     p.add_argument("--work", default=os.path.join(ROOT, "target", "ha", "failover"))
+    p.add_argument("--pgbouncer", action="store_true",
+                   help="through pgbouncer in transaction mode (DATABASE_POOLER=transaction)")
     p.add_argument("--json", help="write the report here too")
     args = p.parse_args()
     install()
     started = time.time()
-    with Cluster(args.work, nodes=2) as cluster:
-        service = Service(args.binary, cluster.primary_url, args.work)
+    with Cluster(args.work, nodes=2, pgbouncer=args.pgbouncer) as cluster:
+        if args.pgbouncer:
+            service = Service(args.binary, cluster.pgbouncer_url, args.work, pooler="transaction")
+        else:
+            service = Service(args.binary, cluster.primary_url, args.work)
         pid = service.proc.pid
         try:
             service.cli("tenant", "create", "acme")
@@ -263,8 +281,11 @@ def check(cluster, record, events, alive, started):
     comments = rows("SELECT id, body FROM ticket_comments")
     by_text = collections.Counter(line.split("|", 1)[1] for line in tickets + comments)
     ids = {line.split("|", 1)[0] for line in tickets + comments}
-    duplicates = sum(n - 1 for n in by_text.values() if n > 1)
-    lost = [a for a in record.acks if a[3] not in ids]
+    # An edit sets a text nothing else has, so a second effect of its key
+    # would be a second history entry (and its text, a changed description).
+    edits = collections.Counter(rows("SELECT operation_key FROM ticket_history WHERE action = 'update_ticket'"))
+    duplicates = sum(n - 1 for n in by_text.values() if n > 1) + sum(n - 1 for n in edits.values() if n > 1)
+    lost = [a for a in record.acks if (a[4] not in edits if a[1] == "edit" else a[3] not in ids)]
     unsettled = rows("SELECT count(*) FROM operations WHERE state <> 'succeeded'")[0]
     pauses = [
         {
@@ -278,7 +299,8 @@ def check(cluster, record, events, alive, started):
     return {
         "seconds": round(time.time() - started),
         "acknowledged": len(record.acks),
-        "rows": len(tickets) + len(comments),
+        "acknowledged_by_kind": dict(collections.Counter(a[1] for a in record.acks)),
+        "rows": len(tickets) + len(comments) + sum(edits.values()),
         "duplicates": duplicates,
         "lost": len(lost),
         "unsettled_records": int(unsettled),

@@ -70,6 +70,28 @@ impl KitchenError {
         }
     }
 
+    /// Whether opening the database failed in a way that may pass soon: it
+    /// could not be reached or could not write (a server starting, a
+    /// failover under way), or it is a standby (HAProxy can reach a node
+    /// for a moment while it is demoted or promoted), including in the
+    /// middle of migrating. A wrong URL, a refused login or a schema this
+    /// release does not know will not pass by waiting.
+    pub fn may_open_later(&self) -> bool {
+        match self {
+            KitchenError::ReadOnlyStandby => true,
+            KitchenError::Database(e)
+            | KitchenError::Migration(sqlx::migrate::MigrateError::Execute(e))
+            | KitchenError::Migration(sqlx::migrate::MigrateError::ExecuteMigration(e, _)) => {
+                crate::store::fault::classify(e).is_some()
+            }
+            KitchenError::Unavailable { .. } => true,
+            KitchenError::UnsupportedDatabaseUrl { .. }
+            | KitchenError::Migration(_)
+            | KitchenError::Interrupted(_)
+            | KitchenError::CorruptRecord(_) => false,
+        }
+    }
+
     /// `self` as a storage fault the kitchen knows wrote nothing (it failed
     /// before a commit, or the database answered that it rolled back); any
     /// other error unchanged.
@@ -138,5 +160,39 @@ mod tests {
             error_chain(&top),
             "cannot open the database: database error: error communicating: File exists"
         );
+    }
+
+    fn connection_lost() -> sqlx::Error {
+        sqlx::Error::Io(std::io::Error::from(std::io::ErrorKind::ConnectionReset))
+    }
+
+    #[test]
+    fn what_may_pass_by_waiting_and_what_will_not() {
+        let passes = [
+            KitchenError::ReadOnlyStandby,
+            KitchenError::Database(connection_lost()),
+            KitchenError::Database(sqlx::Error::PoolTimedOut),
+            KitchenError::Migration(sqlx::migrate::MigrateError::Execute(connection_lost())),
+            KitchenError::Migration(sqlx::migrate::MigrateError::ExecuteMigration(
+                connection_lost(),
+                9,
+            )),
+        ];
+        for error in &passes {
+            assert!(error.may_open_later(), "{error:?}");
+        }
+        let stays = [
+            KitchenError::UnsupportedDatabaseUrl {
+                scheme: "mysql".into(),
+            },
+            KitchenError::Migration(sqlx::migrate::MigrateError::VersionMismatch(3)),
+            KitchenError::Database(sqlx::Error::RowNotFound),
+            KitchenError::Migration(sqlx::migrate::MigrateError::Execute(
+                sqlx::Error::RowNotFound,
+            )),
+        ];
+        for error in &stays {
+            assert!(!error.may_open_later(), "{error:?}");
+        }
     }
 }

@@ -42,6 +42,17 @@ pub struct DatabaseArgs {
     #[arg(long = "database-pooler", global = true, env = "DATABASE_POOLER", default_value = "none",
           value_parser = parse_pooler)]
     pub pooler: DatabasePooler,
+    /// Seconds a command keeps trying to open the database while it is
+    /// unreachable, a read-only standby or unable to write (a failover
+    /// under way, a server starting), before it gives up; 0 tries once. A
+    /// wrong URL or login is refused at once.
+    #[arg(
+        long = "database-start-timeout-secs",
+        global = true,
+        env = "DATABASE_START_TIMEOUT_SECS",
+        default_value_t = 30
+    )]
+    pub start_timeout_secs: u64,
 }
 
 fn parse_pooler(raw: &str) -> Result<DatabasePooler, String> {

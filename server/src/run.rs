@@ -234,10 +234,34 @@ async fn connect(database: &DatabaseArgs, config: KitchenConfig) -> anyhow::Resu
         database_pooler: database.pooler,
         ..config
     };
-    Kitchen::connect(&database.url, config)
-        .await
-        .with_context(|| format!("cannot open the database at {}", database.url))
+    let patience = Duration::from_secs(database.start_timeout_secs);
+    let started = std::time::Instant::now();
+    loop {
+        match Kitchen::connect(&database.url, config.clone()).await {
+            Ok(kitchen) => return Ok(kitchen),
+            // A failover at start (or a database still starting) passes in
+            // seconds: keep trying rather than exit and leave it to a
+            // supervisor. Migrations apply all or nothing, so an attempt
+            // cut short left nothing half done.
+            Err(e) if e.may_open_later() && started.elapsed() < patience => {
+                tracing::warn!(
+                    error = format!("{:#}", anyhow::Error::from(e)),
+                    retry_in_ms = START_RETRY.as_millis() as u64,
+                    gives_up_after_secs = database.start_timeout_secs,
+                    "cannot open the database yet; trying again",
+                );
+                tokio::time::sleep(START_RETRY).await;
+            }
+            Err(e) => {
+                return Err(anyhow::Error::from(e))
+                    .with_context(|| format!("cannot open the database at {}", database.url));
+            }
+        }
+    }
 }
+
+/// How long a start waits between two attempts to open the database.
+const START_RETRY: Duration = Duration::from_secs(1);
 
 async fn serve(database: &DatabaseArgs, args: ServeArgs, metrics: Metrics) -> anyhow::Result<()> {
     let config = KitchenConfig {

@@ -479,3 +479,42 @@ async fn a_killed_postgres_connection_is_a_503_that_wrote_nothing() {
     until_ready_is(&app, 200).await;
     each_made_once(&app, &tenant, &keys).await;
 }
+
+/// A start while PostgreSQL is away (a failover at start, a server still
+/// booting) keeps trying instead of exiting, and serves once the database
+/// is back; with no patience (`DATABASE_START_TIMEOUT_SECS=0`) it exits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_start_while_postgres_is_away_waits_for_it() {
+    use e2e_tests::process::{ServerProcess, tickets_binary};
+
+    let cluster = PgCluster::start();
+    cluster.stop();
+
+    let impatient = ServerProcess::start_with_env(
+        tickets_binary(),
+        &cluster.url(),
+        vec![("DATABASE_START_TIMEOUT_SECS".into(), "0".into())],
+    );
+    let gave_up = impatient
+        .wait_exit(Duration::from_secs(20))
+        .await
+        .expect("with no patience it exits");
+    assert_eq!(gave_up.code(), Some(1));
+
+    let patient = ServerProcess::start_with_env(
+        tickets_binary(),
+        &cluster.url(),
+        vec![("DATABASE_START_TIMEOUT_SECS".into(), "120".into())],
+    );
+    assert!(
+        patient.wait_exit(Duration::from_secs(2)).await.is_none(),
+        "it kept trying while the database was away"
+    );
+    cluster.start_again();
+    assert!(
+        double_fire::Caller::default()
+            .wait_ready(&patient.base_url(), 300)
+            .await,
+        "it serves once the database is back"
+    );
+}

@@ -42,7 +42,7 @@ pub struct DatabaseArgs {
     #[arg(long = "database-pooler", global = true, env = "DATABASE_POOLER", default_value = "none",
           value_parser = parse_pooler)]
     pub pooler: DatabasePooler,
-    /// Seconds a command keeps trying to open the database while it is
+    /// PostgreSQL: seconds a command keeps trying to open the database while it is
     /// unreachable, a read-only standby or unable to write (a failover
     /// under way, a server starting), before it gives up; 0 tries once. A
     /// wrong URL or login is refused at once.

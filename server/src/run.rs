@@ -234,7 +234,13 @@ async fn connect(database: &DatabaseArgs, config: KitchenConfig) -> anyhow::Resu
         database_pooler: database.pooler,
         ..config
     };
-    let patience = Duration::from_secs(database.start_timeout_secs);
+    // A SQLite file that cannot be opened (a folder that is a file, no
+    // permission) stays so: only a database server can be on its way.
+    let patience = if database.url.starts_with("sqlite:") {
+        Duration::ZERO
+    } else {
+        Duration::from_secs(database.start_timeout_secs)
+    };
     let started = std::time::Instant::now();
     loop {
         match Kitchen::connect(&database.url, config.clone()).await {

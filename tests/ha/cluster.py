@@ -96,6 +96,14 @@ def install():
     packages = list(PACKAGES)
     if not os.path.exists(os.path.join(PG_BIN, "postgres")):
         packages.append("postgresql-15")
+    apt_install(packages)
+    still = missing_binaries()
+    if still:
+        raise SystemExit(f"FAIL: still missing after install: {still}")
+
+
+def apt_install(packages):
+    """apt-get install `packages`, kept from starting their services."""
     policy = "/usr/sbin/policy-rc.d"
     placed = False
     if not os.path.exists(policy):
@@ -121,9 +129,6 @@ def install():
     for pid in started:
         say(f"stopping pid {pid} ({_cmdline(pid)}), started by the package install")
         _signal(pid, signal.SIGTERM)
-    still = missing_binaries()
-    if still:
-        raise SystemExit(f"FAIL: still missing after install: {still}")
 
 
 # --- processes ---------------------------------------------------------------

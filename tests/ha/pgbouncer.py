@@ -43,7 +43,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "harness"))
 sys.path.insert(0, HERE)
 from checks import check, finish  # noqa: E402
-from cluster import free_port, psql, say  # noqa: E402
+from cluster import apt_install, free_port, psql, say  # noqa: E402
 
 SERVER = os.environ.get("TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres")
 TICKETS = os.path.join(ROOT, "target", "debug", "tickets")
@@ -64,28 +64,9 @@ def with_database(url, port, db):
 
 
 def install():
-    if shutil.which("pgbouncer") or os.path.exists("/usr/sbin/pgbouncer"):
-        return
-    say("installing pgbouncer")
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    policy, placed = "/usr/sbin/policy-rc.d", False
-    if not os.path.exists(policy):
-        # Keep the package from starting a system pgbouncer on 6432.
-        with open(policy, "w") as f:
-            f.write("#!/bin/sh\nexit 101\n")
-        os.chmod(policy, 0o755)
-        placed = True
-    try:
-        subprocess.run(["apt-get", "update", "-q"], check=True, env=env, stdout=subprocess.DEVNULL)
-        subprocess.run(
-            ["apt-get", "install", "-y", "-q", "--no-install-recommends", "pgbouncer"],
-            check=True,
-            env=env,
-            stdout=subprocess.DEVNULL,
-        )
-    finally:
-        if placed:
-            os.unlink(policy)
+    if not (shutil.which("pgbouncer") or os.path.exists("/usr/sbin/pgbouncer")):
+        say("installing pgbouncer")
+        apt_install(["pgbouncer"])
 
 
 class Pgbouncer:

@@ -6,7 +6,10 @@ through pgbouncer in transaction mode in front of it
 (`DATABASE_POOLER=transaction`). CLIENTS clients create tickets, edit
 them and comment on them, each write under its own Idempotency-Key,
 while the primary is killed (kill -9 of Patroni and the postmaster) KILLS
-times and switched over cleanly SWITCHOVERS times. A write that gets no
+times, switched over cleanly SWITCHOVERS times and, ETCD_OUTAGES times,
+loses etcd for 1.5 × Patroni's ttl while the primary lives (the kit runs
+Patroni with `failsafe_mode: true`, so writes must go on: such an outage
+fails the test if the writes pause longer than 2 s). A write that gets no
 final answer (a dropped connection, a timeout, a 503, a 409 in progress)
 is sent again with the same key until it gets one. Then, on the final
 primary: every acknowledged write is there (0 lost), no intent made two
@@ -19,7 +22,8 @@ a `500` fails the test (the contract promises `503` with `Retry-After`).
 The longest pause in acknowledged writes after each event is reported.
 
     cargo build --workspace --bin tickets
-    python3 tests/ha/failover.py [--kills 2] [--switchovers 1] [--clients 6] [--pgbouncer] [--json OUT]
+    python3 tests/ha/failover.py [--kills 2] [--switchovers 1] [--etcd-outages 0] [--clients 6]
+                                 [--pgbouncer] [--json OUT]
 
 Needs root (apt-get, and the cluster runs as `postgres`). About 2 minutes
 for the defaults on 2 cores.
@@ -206,6 +210,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--kills", type=int, default=2)
     p.add_argument("--switchovers", type=int, default=1)
+    p.add_argument("--etcd-outages", type=int, default=0)
     p.add_argument("--clients", type=int, default=6)
     p.add_argument("--binary", default=os.path.join(ROOT, "target", "debug", "tickets"))
     p.add_argument("--work", default=os.path.join(ROOT, "target", "ha", "failover"))
@@ -247,6 +252,14 @@ def main():
                 cluster.wait_healthy()
                 events.append(("switchover", at, time.time()))
                 say(f"switchover {k + 1} done after {time.time() - at:.1f} s")
+                time.sleep(2)
+            for k in range(args.etcd_outages):
+                at = cluster.stop_etcd()
+                time.sleep(1.5 * cluster.ttl)
+                cluster.start_etcd()
+                cluster.wait_healthy()
+                events.append(("etcd outage", at, time.time()))
+                say(f"etcd outage {k + 1}: back and healthy after {time.time() - at:.1f} s")
                 time.sleep(2)
             time.sleep(2)
             stop.set()
@@ -314,6 +327,9 @@ def check(cluster, record, events, alive, started):
             "no acknowledged write lost": not lost,
             "every key settled": int(unsettled) == 0,
             "no 500 answered": record.statuses.get(500, 0) == 0,
+            "writes go on while etcd is away (failsafe mode)": all(
+                p["longest_write_pause_s"] <= 2.0 for p in pauses if p["event"] == "etcd outage"
+            ),
             "the service was never restarted": alive,
         },
     }

@@ -227,7 +227,10 @@ def kitchen_tests(bouncer):
         TEST_POSTGRES_POOLER_URL=bouncer.url("postgres"),
     )
     run = subprocess.run(
-        ["cargo", "nextest", "run", "-p", "kitchen", "--no-fail-fast", "-E", "test(/postgres/)"],
+        # --workspace, filtered: `-p kitchen` alone would build the
+        # dependencies again with the kitchen's own features.
+        ["cargo", "nextest", "run", "--workspace", "--no-fail-fast", "-E",
+         "package(kitchen) and test(/postgres/)"],
         env=env,
         cwd=ROOT,
         capture_output=True,

@@ -45,12 +45,10 @@ use crate::{DatabasePooler, KitchenConfig, KitchenError};
 #[derive(Debug, Clone)]
 pub(crate) struct PgPool {
     pool: Pool<Postgres>,
-    /// Behind a transaction-mode pooler: unnamed statements, each inside a
-    /// transaction.
-    pooled: bool,
-    /// What opens a transaction: `BEGIN`, or behind a pooler `BEGIN` and
-    /// the wait bound for that transaction alone.
-    begin: String,
+    /// Behind a transaction-mode pooler (unnamed statements, each inside a
+    /// transaction): what opens a transaction, `BEGIN` and the wait bound
+    /// for that transaction alone.
+    pooled_begin: Option<String>,
 }
 
 /// A transaction on [`PgPool`]. It dereferences to [`PgTxConn`], so store
@@ -76,15 +74,6 @@ impl PgPool {
             options = options.statement_cache_capacity(0);
         }
         let mut migrating = PgConnection::connect_with(&options).await?;
-        // A standby (a replica port, or a node demoted by a failover) would
-        // answer reads and refuse every write: refuse it at start, by name.
-        let (standby,): (bool,) = sqlx::query_as("SELECT pg_is_in_recovery()")
-            .fetch_one(&mut migrating)
-            .await?;
-        if standby {
-            migrating.close().await?;
-            return Err(KitchenError::ReadOnlyStandby);
-        }
         migrate(&mut migrating).await?;
         migrating.close().await?;
 
@@ -112,33 +101,24 @@ impl PgPool {
                 })
             });
         }
-        let begin = if pooled {
-            format!("BEGIN; SET LOCAL lock_timeout = '{wait_ms}ms'")
-        } else {
-            "BEGIN".to_owned()
-        };
         Ok(Self {
             pool: pool.connect_with(options).await?,
-            pooled,
-            begin,
+            pooled_begin: pooled.then(|| format!("BEGIN; SET LOCAL lock_timeout = '{wait_ms}ms'")),
         })
     }
 
     /// Begins a transaction whose lock waits give up after the wait bound.
     pub(crate) async fn begin(&self) -> sqlx::Result<PgTx> {
-        let tx = if self.pooled {
-            self.pool
-                .begin_with(AssertSqlSafe(self.begin.clone()))
-                .await?
-        } else {
+        let tx = match &self.pooled_begin {
+            Some(begin) => self.pool.begin_with(AssertSqlSafe(begin.clone())).await?,
             // The wait bound is already every connection's `lock_timeout`
             // (set at connect), so setting it again per transaction would
             // only cost a round trip per write.
-            self.pool.begin().await?
+            None => self.pool.begin().await?,
         };
         Ok(PgTx(PgTxConn {
             tx,
-            pooled: self.pooled,
+            pooled: self.pooled_begin.is_some(),
         }))
     }
 
@@ -174,7 +154,7 @@ impl DerefMut for PgTx {
 }
 
 /// Brings the schema up to date in one transaction, under a transaction's
-/// advisory lock.
+/// advisory lock; refuses a standby.
 ///
 /// Why one transaction: a connection lost in the middle (a failover at
 /// start) leaves the schema as it was, never half-applied; the next start
@@ -184,7 +164,23 @@ impl DerefMut for PgTx {
 /// an earlier release that migrates the sqlx way still waits for this one,
 /// and this one for it.
 async fn migrate(conn: &mut PgConnection) -> Result<(), KitchenError> {
+    // Every statement here is in the transaction: behind a pooler, one
+    // outside it could be split across server connections.
     let mut tx = conn.begin().await?;
+    // sqlx names the statements below and its migrator's. A migration that
+    // failed behind a pooler may have left such names on this server
+    // connection, where they would collide with this run's. (`raw_sql`: a
+    // DEALLOCATE that sqlx prepared would deallocate itself.)
+    sqlx::raw_sql("DEALLOCATE ALL").execute(&mut *tx).await?;
+    // A standby (a replica port, or a node demoted by a failover) would
+    // answer reads and refuse every write: refuse it at start, by name.
+    let (standby,): (bool,) = sqlx::query_as("SELECT pg_is_in_recovery()")
+        .fetch_one(&mut *tx)
+        .await?;
+    if standby {
+        tx.rollback().await?;
+        return Err(KitchenError::ReadOnlyStandby);
+    }
     let (database,): (String,) = sqlx::query_as("SELECT current_database()")
         .fetch_one(&mut *tx)
         .await?;
@@ -195,9 +191,9 @@ async fn migrate(conn: &mut PgConnection) -> Result<(), KitchenError> {
         .await?;
     apply_migrations(&mut tx).await?;
     // sqlx's migrator prepares named statements of its own. Behind a
-    // pooler this server connection serves other clients next, whose own
-    // statements must not meet these names.
-    sqlx::query("DEALLOCATE ALL").execute(&mut *tx).await?;
+    // pooler this server connection serves other clients next, and other
+    // migrations (whose names count from the same start).
+    sqlx::raw_sql("DEALLOCATE ALL").execute(&mut *tx).await?;
     tx.commit().await?;
     Ok(())
 }
@@ -256,7 +252,7 @@ impl<'c> Executor<'c> for &'c PgPool {
         'c: 'e,
         E: 'q + Execute<'q, Postgres>,
     {
-        if !self.pooled {
+        if self.pooled_begin.is_none() {
             return self.pool.fetch_many(query);
         }
         // Collected, so that the transaction ends before the caller reads:
@@ -279,7 +275,7 @@ impl<'c> Executor<'c> for &'c PgPool {
         'c: 'e,
         E: 'q + Execute<'q, Postgres>,
     {
-        if !self.pooled {
+        if self.pooled_begin.is_none() {
             return self.pool.fetch_optional(query);
         }
         Box::pin(async move {

@@ -8,13 +8,14 @@
 //! ([`Dispatched::Rejected`], a 4xx answer) proves that nothing was made; a
 //! wrong "nothing was made" is how duplicates happen.
 //!
-//! The API it speaks is the one `drivers/`'s provider simulator serves
+//! [`HttpProvider`] speaks the API `drivers/`'s provider simulator serves
 //! (`docs/provider-simulator.md`): `POST /api/tickets`, `PATCH
 //! /api/tickets/{id}`, `POST /api/tickets/{id}/transitions` and `POST
 //! /api/tickets/{id}/comments`, each with an `Idempotency-Key`, and a
 //! search by `external_ref` in `/api/tickets`, `/api/changes` and
-//! `/api/comments`. An adapter for another tracker is another
-//! implementation of the same trait.
+//! `/api/comments`. [`redmine::RedmineProvider`] speaks Redmine's, which
+//! takes no idempotency key (`docs/providers.md` walks through it, as the
+//! example for the next tracker).
 //!
 //! TLS is rustls (no OpenSSL, no system TLS library): an `https://`
 //! provider is verified against the system's roots plus, when given, an
@@ -26,9 +27,11 @@
 //! - this file: [`HttpProvider`], the adapter, and [`ProviderTls`], which
 //!   certificates it trusts;
 //! - `wire.rs`: the tracker's JSON and its reading into the port's types;
-//! - `classify.rs`: what an answer proves (the rules).
+//! - `classify.rs`: what an answer proves (the rules);
+//! - `redmine/`: the Redmine adapter.
 
 mod classify;
+pub mod redmine;
 mod wire;
 
 use std::time::Duration;
@@ -105,20 +108,8 @@ impl HttpProvider {
         timeout: Duration,
         tls: &ProviderTls,
     ) -> Result<Self, SetupError> {
-        let mut builder = reqwest::Client::builder()
-            .timeout(timeout)
-            .connect_timeout(timeout.min(Duration::from_secs(5)));
-        if let Some(pem) = &tls.extra_roots_pem {
-            let roots = reqwest::Certificate::from_pem_bundle(pem)
-                .map_err(|e| SetupError::ExtraRoots(error_chain(&e)))?;
-            if roots.is_empty() {
-                return Err(SetupError::ExtraRoots("none found".into()));
-            }
-            builder = builder.tls_certs_merge(roots);
-        }
-        let client = builder.build()?;
         Ok(Self {
-            client,
+            client: http_client(timeout, tls)?,
             base_url: base_url.trim_end_matches('/').to_owned(),
         })
     }
@@ -194,6 +185,27 @@ impl HttpProvider {
             )),
         }
     }
+}
+
+/// An HTTP client whose every call takes at most `timeout` (the connection,
+/// TLS handshake included, at most 5 s of it), trusting the system's roots
+/// and what `tls` adds.
+pub(crate) fn http_client(
+    timeout: Duration,
+    tls: &ProviderTls,
+) -> Result<reqwest::Client, SetupError> {
+    let mut builder = reqwest::Client::builder()
+        .timeout(timeout)
+        .connect_timeout(timeout.min(Duration::from_secs(5)));
+    if let Some(pem) = &tls.extra_roots_pem {
+        let roots = reqwest::Certificate::from_pem_bundle(pem)
+            .map_err(|e| SetupError::ExtraRoots(error_chain(&e)))?;
+        if roots.is_empty() {
+            return Err(SetupError::ExtraRoots("none found".into()));
+        }
+        builder = builder.tls_certs_merge(roots);
+    }
+    Ok(builder.build()?)
 }
 
 impl TicketProvider for HttpProvider {

@@ -412,6 +412,11 @@ pub struct BackendArgs {
     /// write-ahead record, unknown outcomes and reconciliation.
     #[arg(long, env = "TICKET_BACKEND", value_enum, default_value_t = BackendKind::Local)]
     pub ticket_backend: BackendKind,
+    /// Which API the provider speaks (remote backend): `tickets-api`, the
+    /// JSON API of docs/provider-simulator.md; or `redmine`, a Redmine's
+    /// REST API (REDMINE_* settings; docs/providers.md).
+    #[arg(long, env = "PROVIDER_KIND", value_enum, default_value_t = ProviderKind::TicketsApi)]
+    pub provider_kind: ProviderKind,
     /// The provider's base URL, e.g. http://127.0.0.1:9090 or
     /// https://tracker.example (remote backend).
     #[arg(long, env = "PROVIDER_URL")]
@@ -446,6 +451,49 @@ pub struct BackendArgs {
     #[arg(long, env = "PROVIDER_MAX_ATTEMPTS", default_value_t = 20,
           value_parser = clap::value_parser!(u32).range(1..))]
     pub provider_max_attempts: u32,
+    /// Where tickets go in a Redmine (PROVIDER_KIND=redmine).
+    #[command(flatten)]
+    pub redmine: RedmineArgs,
+}
+
+/// Which API a provider speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ProviderKind {
+    /// The JSON API of docs/provider-simulator.md, with idempotency keys.
+    TicketsApi,
+    /// A Redmine (5.x) REST API: no idempotency keys.
+    Redmine,
+}
+
+/// A Redmine as the ticket provider (PROVIDER_KIND=redmine). Every setting
+/// is checked against Redmine at start.
+#[derive(Debug, Clone, Args)]
+pub struct RedmineArgs {
+    /// The API key of the Redmine user the service acts as ("My account"
+    /// → "API access key"); the REST API must be enabled.
+    #[arg(long, env = "REDMINE_API_KEY", hide_env_values = true)]
+    pub redmine_api_key: Option<String>,
+    /// The project tickets go to: its identifier or id.
+    #[arg(long, env = "REDMINE_PROJECT")]
+    pub redmine_project: Option<String>,
+    /// The issue custom field (name or id) holding each effect's external
+    /// reference: a text field, "Used as a filter", enabled for the project
+    /// and all its trackers.
+    #[arg(
+        long,
+        env = "REDMINE_REFERENCE_FIELD",
+        default_value = "External reference"
+    )]
+    pub redmine_reference_field: String,
+    /// The Redmine status each of ours is written as. Redmine statuses not
+    /// named here read back as `closed` if Redmine counts them closed, as
+    /// `in_progress` otherwise.
+    #[arg(
+        long,
+        env = "REDMINE_STATUSES",
+        default_value = "open=New,in_progress=In Progress,resolved=Resolved,closed=Closed"
+    )]
+    pub redmine_statuses: provider_client::redmine::StatusNames,
 }
 
 /// The ticket backends.

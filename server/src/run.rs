@@ -9,20 +9,23 @@ use anyhow::Context;
 use clap::Parser;
 
 use kitchen::{Kitchen, KitchenConfig, RemoteSettings, TicketBackend};
+use provider_client::redmine::{RedmineProvider, RedmineSettings, RedmineSetupError};
 use telemetry::{Metrics, OtlpTarget};
 
 use crate::admin;
 use crate::app::{Application, ServeSettings};
 use crate::cli::{
-    BackendArgs, BackendKind, Cli, Command, DatabaseArgs, OAuthArgs, OpsCommand, ServeArgs,
-    TenantCommand, TokenCommand,
+    BackendArgs, BackendKind, Cli, Command, DatabaseArgs, OAuthArgs, OpsCommand, ProviderKind,
+    ServeArgs, TenantCommand, TokenCommand,
 };
 
 // `BackendArgs` is a clap type in `cli.rs`; building a backend from it (a
 // provider client) is composition, so it lives here.
 impl BackendArgs {
-    /// The kitchen's backend these settings describe.
-    pub fn backend(&self) -> anyhow::Result<TicketBackend> {
+    /// The kitchen's backend these settings describe. A Redmine is asked
+    /// at once whether its settings hold (the key, the project, the
+    /// reference field, the statuses).
+    pub async fn backend(&self) -> anyhow::Result<TicketBackend> {
         match self.ticket_backend {
             BackendKind::Local => Ok(TicketBackend::Local),
             BackendKind::Remote => {
@@ -58,15 +61,29 @@ impl BackendArgs {
                         })?),
                     },
                 };
-                let provider = provider_client::HttpProvider::with_tls(url, call_timeout, &tls)
-                    .map_err(|e| match (&e, &self.provider_ca_file) {
-                        (provider_client::SetupError::ExtraRoots(_), Some(path)) => {
-                            anyhow::anyhow!("PROVIDER_CA_FILE {}: {e}", path.display())
-                        }
-                        _ => e.into(),
-                    })?;
+                let ca_file = |e: provider_client::SetupError| match (&e, &self.provider_ca_file) {
+                    (provider_client::SetupError::ExtraRoots(_), Some(path)) => {
+                        anyhow::anyhow!("PROVIDER_CA_FILE {}: {e}", path.display())
+                    }
+                    _ => e.into(),
+                };
+                let provider: Arc<dyn kitchen::TicketProvider> = match self.provider_kind {
+                    ProviderKind::TicketsApi => Arc::new(
+                        provider_client::HttpProvider::with_tls(url, call_timeout, &tls)
+                            .map_err(ca_file)?,
+                    ),
+                    ProviderKind::Redmine => {
+                        Arc::new(self.redmine(url, call_timeout, tls).await.map_err(|e| {
+                            match e.downcast::<RedmineSetupError>() {
+                                Ok(RedmineSetupError::Client(e)) => ca_file(e),
+                                Ok(e) => e.into(),
+                                Err(e) => e,
+                            }
+                        })?)
+                    }
+                };
                 Ok(TicketBackend::Remote {
-                    provider: Arc::new(provider),
+                    provider,
                     settings: RemoteSettings {
                         dedup_window: Duration::from_millis(self.provider_dedup_window_ms),
                         max_inflight: Duration::from_millis(self.provider_max_inflight_ms),
@@ -77,6 +94,45 @@ impl BackendArgs {
                 })
             }
         }
+    }
+}
+
+impl BackendArgs {
+    /// The Redmine at `url`, its settings checked.
+    async fn redmine(
+        &self,
+        url: &str,
+        timeout: Duration,
+        tls: provider_client::ProviderTls,
+    ) -> anyhow::Result<RedmineProvider> {
+        // Redmine honours no idempotency key: a re-send within a "window"
+        // would make the effect twice.
+        if self.provider_dedup_window_ms != 0 {
+            anyhow::bail!(
+                "PROVIDER_DEDUP_WINDOW_MS is {} but Redmine honours no idempotency key: set it to \
+                 0 (nothing is then re-sent before a search shows the effect absent)",
+                self.provider_dedup_window_ms
+            );
+        }
+        let r = &self.redmine;
+        let (Some(api_key), Some(project)) = (&r.redmine_api_key, &r.redmine_project) else {
+            anyhow::bail!(
+                "PROVIDER_KIND=redmine needs REDMINE_API_KEY (the API key of the user the \
+                 service acts as) and REDMINE_PROJECT (the project's identifier)"
+            );
+        };
+        let settings = RedmineSettings {
+            base_url: url.to_owned(),
+            api_key: api_key.clone(),
+            project: project.clone(),
+            reference_field: r.redmine_reference_field.clone(),
+            statuses: r.redmine_statuses.clone(),
+            timeout,
+            tls,
+        };
+        let provider = RedmineProvider::connect(&settings).await?;
+        tracing::info!(provider = ?provider, "Redmine checked: key, project, reference field, statuses");
+        Ok(provider)
     }
 }
 
@@ -131,7 +187,7 @@ pub async fn run(cli: Cli, otlp: Option<OtlpTarget>) -> anyhow::Result<()> {
             // empty database and then blame the token.
             require_existing_sqlite_file(&cli.database.url)?;
             let config = KitchenConfig {
-                backend: args.backend.backend()?,
+                backend: args.backend.backend().await?,
                 duplicate_guard: args.guard.guard(),
                 ..KitchenConfig::default()
             };
@@ -187,7 +243,7 @@ pub async fn run(cli: Cli, otlp: Option<OtlpTarget>) -> anyhow::Result<()> {
         Command::Ops(OpsCommand::Settle(args)) => {
             // The provider is searched before a decision is recorded.
             let config = KitchenConfig {
-                backend: args.backend.backend()?,
+                backend: args.backend.backend().await?,
                 ..KitchenConfig::default()
             };
             let kitchen = connect(&cli.database, config).await?;
@@ -290,7 +346,7 @@ async fn serve(database: &DatabaseArgs, args: ServeArgs, metrics: Metrics) -> an
             max_entries: args.replay_cache_entries,
             max_bytes: args.replay_cache_mib.saturating_mul(1 << 20),
         },
-        backend: args.backend.backend()?,
+        backend: args.backend.backend().await?,
         duplicate_guard: args.guard.guard(),
         ..KitchenConfig::default()
     };
@@ -382,16 +438,16 @@ mod tests {
     use crate::cli::{Cli, Command};
 
     /// The backend settings of `tickets serve ARGS`.
-    fn backend(args: &[&str]) -> anyhow::Result<kitchen::TicketBackend> {
+    async fn backend(args: &[&str]) -> anyhow::Result<kitchen::TicketBackend> {
         let cli = Cli::try_parse_from(["tickets", "serve"].iter().chain(args))?;
         let Command::Serve(serve) = cli.command else {
             anyhow::bail!("not serve");
         };
-        serve.backend.backend()
+        serve.backend.backend().await
     }
 
-    #[test]
-    fn an_inflight_bound_shorter_than_the_call_timeout_is_refused_naming_both() {
+    #[tokio::test]
+    async fn an_inflight_bound_shorter_than_the_call_timeout_is_refused_naming_both() {
         let remote = [
             "--ticket-backend",
             "remote",
@@ -408,13 +464,13 @@ mod tests {
             ],
         ]
         .concat();
-        let said = backend(&short).expect_err("a trap").to_string();
+        let said = backend(&short).await.expect_err("a trap").to_string();
         assert!(
             said.contains("PROVIDER_MAX_INFLIGHT_MS (2000)")
                 && said.contains("PROVIDER_TIMEOUT_MS (10000)"),
             "{said}"
         );
-        backend(&remote).expect("the defaults hold");
+        backend(&remote).await.expect("the defaults hold");
     }
 
     #[test]
@@ -454,8 +510,8 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_provider_ca_file_that_cannot_be_used_names_the_setting() {
+    #[tokio::test]
+    async fn a_provider_ca_file_that_cannot_be_used_names_the_setting() {
         let remote = [
             "--ticket-backend",
             "remote",
@@ -463,7 +519,7 @@ mod tests {
             "https://127.0.0.1:1",
         ];
         let missing = [&remote[..], &["--provider-ca-file", "/nonexistent/ca.pem"]].concat();
-        let err = backend(&missing).expect_err("a missing file");
+        let err = backend(&missing).await.expect_err("a missing file");
         assert!(
             err.to_string()
                 .contains("PROVIDER_CA_FILE /nonexistent/ca.pem"),
@@ -475,10 +531,58 @@ mod tests {
         std::fs::write(&empty, "no certificate here").expect("write");
         let path = empty.to_str().expect("utf-8");
         let err = backend(&[&remote[..], &["--provider-ca-file", path]].concat())
+            .await
             .expect_err("a file without a certificate");
         assert!(err.to_string().contains("PROVIDER_CA_FILE"), "{err}");
         assert!(err.to_string().contains("BEGIN CERTIFICATE"), "{err}");
 
-        assert!(backend(&remote).is_ok(), "no CA file: the system's roots");
+        assert!(
+            backend(&remote).await.is_ok(),
+            "no CA file: the system's roots"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_redmine_is_refused_at_start_naming_the_setting_at_fault() {
+        let redmine = [
+            "--ticket-backend",
+            "remote",
+            "--provider-kind",
+            "redmine",
+            "--provider-url",
+            "http://127.0.0.1:1",
+        ];
+        let said = |args: Vec<&'static str>| async move {
+            backend(&args).await.expect_err("refused").to_string()
+        };
+        let no_key = said(redmine.to_vec()).await;
+        assert!(
+            no_key.contains("REDMINE_API_KEY") && no_key.contains("REDMINE_PROJECT"),
+            "{no_key}"
+        );
+        let settings = [
+            &redmine[..],
+            &["--redmine-api-key", "k", "--redmine-project", "p"],
+        ]
+        .concat();
+        let window = said([&settings[..], &["--provider-dedup-window-ms", "1000"]].concat()).await;
+        assert!(window.contains("PROVIDER_DEDUP_WINDOW_MS"), "{window}");
+        let down = said(settings.clone()).await;
+        assert!(
+            down.contains("PROVIDER_URL") && down.contains("could not be reached"),
+            "{down}"
+        );
+        let statuses = Cli::try_parse_from(
+            ["tickets", "serve"]
+                .iter()
+                .chain(&settings)
+                .chain(&["--redmine-statuses", "open=New"]),
+        )
+        .expect_err("a partial mapping")
+        .to_string();
+        assert!(
+            statuses.contains("missing: in_progress, resolved, closed"),
+            "{statuses}"
+        );
     }
 }

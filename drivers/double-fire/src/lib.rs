@@ -55,7 +55,10 @@
 //! except a create's). Their ground truth is the simulator's own count: of
 //! tickets per title for a create; of change records of the action's kind,
 //! or of comments, on the ticket made for the check otherwise. The server's
-//! local copy must show the same. Without a simulator they are reported
+//! local copy must show the same. Against a real Redmine (`--redmine-url`,
+//! with `--provider-url` the fault proxy in front of it) the same faults
+//! hit Redmine, and the count is Redmine's: issues by subject, journals by
+//! their marker line. Without a simulator they are reported
 //! as skipped, one line each, saying what they need.
 //!
 //! | # | check | what it proves |
@@ -91,6 +94,7 @@ mod checks;
 mod doors;
 pub mod fault_proxy;
 mod policies;
+mod redmine_truth;
 mod remote;
 mod remote_attempts;
 mod report;
@@ -102,6 +106,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 pub use doors::{Answer, Caller, Door, Reply};
+pub use redmine_truth::RedmineTruth;
 pub use report::{CheckResult, Report, Totals, Verdict};
 pub use write::{Ticket, Write};
 
@@ -128,12 +133,16 @@ pub const CRASH_AFTER_DISPATCH: &str = "fault:crash-after-dispatch:";
 /// provider (`kitchen::faults::CRASH_BEFORE_DISPATCH`; check 17).
 pub const CRASH_BEFORE_DISPATCH: &str = "fault:crash-before-dispatch:";
 
-/// The provider simulator behind a server with the remote ticket backend:
-/// enables checks 10 to 17.
+/// The provider simulator behind a server with the remote ticket backend,
+/// or a Redmine behind the fault proxy: enables checks 10 to 17.
 #[derive(Debug, Clone)]
 pub struct ProviderTarget {
-    /// The simulator's base URL (its `/_sim` control API and ground truth).
+    /// The simulator's base URL (its `/_sim` control API and ground truth),
+    /// or the fault proxy's in front of a Redmine (`/_sim` control API).
     pub url: String,
+    /// Where effects are counted: `None` for the simulator's own counts;
+    /// a Redmine, read directly, when `url` is its fault proxy.
+    pub redmine: Option<RedmineTruth>,
     /// The dedup window the simulator and the server were both given, when
     /// the simulator honours keys (check 16 waits it out); `None` skips 16.
     pub dedup_window: Option<std::time::Duration>,

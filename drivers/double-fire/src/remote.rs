@@ -32,6 +32,7 @@ pub(crate) struct RemoteChecks<'a> {
     checks: &'a Checks<'a>,
     provider: &'a ProviderTarget,
     sim: SimClient,
+    redmine_http: reqwest::Client,
 }
 
 /// One intended effect of one action at the provider: the write, the
@@ -99,6 +100,7 @@ impl<'a> RemoteChecks<'a> {
             checks,
             provider,
             sim: SimClient::new(provider.url.clone()),
+            redmine_http: reqwest::Client::new(),
         }
     }
 
@@ -242,12 +244,26 @@ impl<'a> RemoteChecks<'a> {
 
     /// What the provider holds for the check, and what the server shows.
     async fn seen(&self, aim: &Aim, intended: usize) -> Result<(Seen, usize), String> {
-        let counts = self
-            .sim
-            .counts()
-            .await
-            .map_err(|e| format!("cannot read the simulator's counts: {e}"))?;
-        let at_provider = aim.at_provider(&counts);
+        let at_provider = match (&self.provider.redmine, aim.at_provider) {
+            (_, None) => 0,
+            (None, Some(_)) => {
+                let counts = self
+                    .sim
+                    .counts()
+                    .await
+                    .map_err(|e| format!("cannot read the simulator's counts: {e}"))?;
+                aim.at_provider(&counts)
+            }
+            (Some(redmine), Some(at)) => redmine
+                .count(
+                    &self.redmine_http,
+                    at.counted,
+                    &aim.ticket.title,
+                    aim.provider_ticket.as_deref(),
+                )
+                .await
+                .map_err(|e| format!("cannot count in Redmine: {e:#}"))?,
+        };
         let local = match aim.action {
             Action::CreateTicket => self.checks.count(&aim.ticket).await?.len(),
             _ => self.checks.effects(&aim.intent).await?.len(),

@@ -60,7 +60,7 @@ fn invalid(message: impl Into<String>) -> Response {
 
 /// Closes this request's connection without a byte of answer. The future
 /// never finishes: the connection task drops it along with the socket.
-async fn drop_connection(kill: Option<Extension<ConnKill>>) -> Response {
+pub(crate) async fn drop_connection(kill: Option<Extension<ConnKill>>) -> Response {
     match kill {
         Some(Extension(kill)) => {
             kill.fire();
@@ -303,14 +303,7 @@ async fn ticket(State(app): State<App>, Path(id): Path<String>) -> Response {
 }
 
 async fn add_fault(State(app): State<App>, body: Bytes) -> Response {
-    let rule: FaultRule = match serde_json::from_slice(&body) {
-        Ok(rule) => rule,
-        Err(e) => return invalid(format!("not a fault rule: {e}")),
-    };
-    match app.faults.add(rule.clone()) {
-        Ok(()) => (StatusCode::CREATED, Json(rule)).into_response(),
-        Err(message) => invalid(message),
-    }
+    schedule_fault(&app.faults, &body)
 }
 
 async fn clear_faults(State(app): State<App>) -> StatusCode {
@@ -318,19 +311,40 @@ async fn clear_faults(State(app): State<App>) -> StatusCode {
     StatusCode::NO_CONTENT
 }
 
+async fn outage(State(app): State<App>, body: Bytes) -> Response {
+    start_outage(&app.outages, &body).await
+}
+
+/// `POST /_sim/faults`: schedules the rule in `body` (the simulator's and
+/// the Redmine fault proxy's).
+pub(crate) fn schedule_fault(faults: &Faults, body: &[u8]) -> Response {
+    let rule: FaultRule = match serde_json::from_slice(body) {
+        Ok(rule) => rule,
+        Err(e) => return invalid(format!("not a fault rule: {e}")),
+    };
+    match faults.add(rule.clone()) {
+        Ok(()) => (StatusCode::CREATED, Json(rule)).into_response(),
+        Err(message) => invalid(message),
+    }
+}
+
 #[derive(Deserialize)]
 struct Outage {
     ms: u64,
 }
 
-async fn outage(State(app): State<App>, body: Bytes) -> Response {
-    let outage: Outage = match serde_json::from_slice(&body) {
+/// `POST /_sim/outage`: asks the accept loop behind `outages` to stop
+/// listening for `{"ms": N}`.
+pub(crate) async fn start_outage(
+    outages: &mpsc::UnboundedSender<(Duration, oneshot::Sender<()>)>,
+    body: &[u8],
+) -> Response {
+    let outage: Outage = match serde_json::from_slice(body) {
         Ok(outage) => outage,
         Err(e) => return invalid(format!("expected {{\"ms\": N}}: {e}")),
     };
     let (closed, port_closed) = oneshot::channel();
-    if app
-        .outages
+    if outages
         .send((Duration::from_millis(outage.ms), closed))
         .is_err()
     {

@@ -19,12 +19,15 @@
 //! - `tls`: serving over TLS ([`SimTls`]) and throwaway certificates for
 //!   tests ([`TestCertificates`]).
 //! - `client`: [`SimClient`], for tests and drivers.
+//! - `redmine_proxy`: the same faults in front of a real Redmine
+//!   ([`spawn_redmine_proxy`]).
 
 mod api;
 mod client;
 mod faults;
 mod http;
 mod listener;
+mod redmine_proxy;
 mod requests;
 mod store;
 mod tls;
@@ -104,6 +107,34 @@ pub async fn spawn_tls(
         ca_pem.map(str::to_owned),
     )
     .await
+}
+
+/// Starts a fault proxy on `listen` in front of the Redmine at `upstream`
+/// (`http://host:port`): every request is forwarded, and the simulator's
+/// `/_sim/faults` rules and `/_sim/outage` apply to it (see the
+/// `redmine_proxy` module for what each fault means there).
+pub async fn spawn_redmine_proxy(listen: SocketAddr, upstream: &str) -> io::Result<RunningSim> {
+    let listener = listener::bind(listen)?;
+    let addr = listener.local_addr()?;
+    let (outages, outage_requests) = mpsc::unbounded_channel();
+    let proxy = redmine_proxy::Proxy {
+        upstream: upstream.trim_end_matches('/').to_owned(),
+        client: reqwest::Client::new(),
+        faults: Arc::default(),
+        outages,
+    };
+    let task = tokio::spawn(listener::serve(
+        listener,
+        redmine_proxy::router(proxy),
+        None,
+        outage_requests,
+    ));
+    Ok(RunningSim {
+        addr,
+        tls: false,
+        ca_pem: None,
+        task,
+    })
 }
 
 /// Serves HTTPS when given an acceptor; `ca_pem` is what its clients trust.

@@ -61,19 +61,30 @@ pub(crate) fn note(text: Option<&str>, verb: Verb, external_ref: &str) -> String
     }
 }
 
+/// The write and the reference named by the marker line that ends `notes`,
+/// if it ends with one: `("comment", "rst1-…")`. Test tools that count
+/// effects in Redmine read notes with it too.
+pub fn marker_in(notes: &str) -> Option<(&str, &str)> {
+    let last = notes.trim_end().rsplit('\n').next()?.trim_end_matches('\r');
+    last.strip_prefix("[tickets ")?
+        .strip_suffix(']')?
+        .split_once(' ')
+}
+
 /// The write a journal's note says it is for, with the note's text before
 /// the marker, if the note ends with a marker of `external_ref`.
 fn marked(journal: &Journal, external_ref: &str) -> Option<(Verb, String)> {
     let notes = journal.notes.as_deref()?.replace("\r\n", "\n");
     let notes = notes.trim_end();
-    [Verb::Update, Verb::Transition, Verb::Comment]
+    let (verb, reference) = marker_in(notes)?;
+    if reference != external_ref {
+        return None;
+    }
+    let verb = [Verb::Update, Verb::Transition, Verb::Comment]
         .into_iter()
-        .find_map(|verb| {
-            let text = notes.strip_suffix(&marker(verb, external_ref))?;
-            // The marker is a line of its own: at the start, or after a
-            // newline.
-            (text.is_empty() || text.ends_with('\n')).then(|| (verb, text.trim_end().to_owned()))
-        })
+        .find(|v| v.as_str() == verb)?;
+    let text = notes.rsplit_once('\n').map_or("", |(before, _)| before);
+    Some((verb, text.trim_end().to_owned()))
 }
 
 /// The journals of `issue` that carry `external_ref` for an effect of

@@ -43,6 +43,7 @@ use kitchen::{
 use reqwest::{Method, StatusCode};
 use serde_json::{Map, Value, json};
 
+pub use journal::marker_in;
 pub use mapping::StatusNames;
 pub use setup::RedmineSetupError;
 

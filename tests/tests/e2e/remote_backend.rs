@@ -57,6 +57,7 @@ async fn drive(db: &TestDatabase, keys: KeyPolicy) -> Report {
     let mut deployment = Deployment::start(db, env).await;
     deployment.target.provider = Some(ProviderTarget {
         url: sim.base_url(),
+        redmine: None,
         dedup_window: (keys == KeyPolicy::Honour).then_some(DEDUP_WINDOW),
         hang: HANG,
         settle_within: Duration::from_secs(10),

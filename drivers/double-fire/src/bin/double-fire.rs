@@ -8,7 +8,7 @@ use std::sync::Arc;
 use clap::Parser;
 use std::time::Duration;
 
-use double_fire::{self, Options, ProviderTarget, Restart, Target};
+use double_fire::{self, Options, ProviderTarget, RedmineTruth, Restart, Target};
 use kitchen::Action;
 
 /// Fire retries at a running ticket service through both doors, with faults
@@ -56,6 +56,17 @@ struct Args {
     /// TICKET_BACKEND=remote against it: adds checks 10 to 17.
     #[arg(long, env = "DOUBLE_FIRE_PROVIDER_URL")]
     provider_url: Option<String>,
+    /// A Redmine behind the fault proxy (`provider-sim --redmine-upstream`,
+    /// whose URL is --provider-url): effects are counted in it, read
+    /// directly at this URL.
+    #[arg(long, requires_all = ["provider_url", "redmine_api_key", "redmine_project"])]
+    redmine_url: Option<String>,
+    /// An API key that sees the Redmine project (for counting).
+    #[arg(long, env = "DOUBLE_FIRE_REDMINE_API_KEY", hide_env_values = true)]
+    redmine_api_key: Option<String>,
+    /// The Redmine project's identifier.
+    #[arg(long)]
+    redmine_project: Option<String>,
     /// The dedup window (ms) the simulator honours keys for, as the server
     /// was told in PROVIDER_DEDUP_WINDOW_MS (check 16; skipped without it).
     #[arg(long)]
@@ -113,6 +124,11 @@ async fn main() -> anyhow::Result<()> {
             .map(|cmd| Arc::new(ShellRestart(cmd)) as Arc<dyn Restart>),
         provider: args.provider_url.map(|url| ProviderTarget {
             url: url.trim_end_matches('/').to_owned(),
+            redmine: args.redmine_url.map(|url| RedmineTruth {
+                url: url.trim_end_matches('/').to_owned(),
+                api_key: args.redmine_api_key.unwrap_or_default(),
+                project: args.redmine_project.unwrap_or_default(),
+            }),
             dedup_window: args.provider_dedup_window_ms.map(Duration::from_millis),
             hang: Duration::from_millis(
                 args.provider_hang_ms

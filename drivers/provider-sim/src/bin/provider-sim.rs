@@ -35,6 +35,11 @@ struct Args {
     /// the service's PROVIDER_CA_FILE).
     #[arg(long, conflicts_with = "tls_cert")]
     tls_self_signed_ca_out: Option<PathBuf>,
+    /// Be a fault proxy in front of the Redmine at this URL instead of a
+    /// simulator: every request is forwarded, and /_sim/faults and
+    /// /_sim/outage apply to it.
+    #[arg(long, conflicts_with_all = ["tls_cert", "tls_self_signed_ca_out"])]
+    redmine_upstream: Option<String>,
 }
 
 #[tokio::main]
@@ -44,6 +49,20 @@ async fn main() -> anyhow::Result<()> {
         keys: args.keys,
         dedup_window: Duration::from_millis(args.dedup_window_ms),
     };
+    if let Some(upstream) = &args.redmine_upstream {
+        let proxy = provider_sim::spawn_redmine_proxy(args.listen, upstream).await?;
+        let mut out = std::io::stdout().lock();
+        writeln!(
+            out,
+            "provider-sim listening on {} (a fault proxy in front of Redmine at {upstream})",
+            proxy.base_url()
+        )?;
+        out.flush()?;
+        drop(out);
+        tokio::signal::ctrl_c().await?;
+        proxy.shutdown().await;
+        return Ok(());
+    }
     let sim = match (&args.tls_cert, &args.tls_key, &args.tls_self_signed_ca_out) {
         (Some(cert), Some(key), _) => {
             let tls = SimTls {

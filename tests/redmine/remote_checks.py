@@ -52,6 +52,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "harness"))
 sys.path.insert(0, HERE)
 from checks import check, finish  # noqa: E402
 from redmine import Redmine  # noqa: E402
+from services import free_port  # noqa: E402
 
 BIN = os.path.join(ROOT, "target", "debug")
 WORK = os.path.join(ROOT, "target", "redmine-checks")
@@ -67,14 +68,6 @@ MAX_INFLIGHT_MS = 3000
 
 def say(message):
     print(f"-- {message}", flush=True)
-
-
-def free_port():
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def tickets(env, *args):
@@ -300,7 +293,6 @@ def chaos(rm, work, args):
     acked = {}  # key -> (title, provider_ticket_id)
     commented = {}  # key -> provider_comment_id
     lock = threading.Lock()
-    done = threading.Event()
     progress = [0]
     total = args.clients * args.keys_per_client
     retries = [0]
@@ -417,7 +409,6 @@ def chaos(rm, work, args):
               f"acknowledged {len(commented)}, extra {extra_comments}, missing {missing_comments[:5]}, "
               f"other id {wrong_comments[:5]}")
     finally:
-        done.set()
         server.stop()
 
 

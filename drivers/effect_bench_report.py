@@ -1,9 +1,10 @@
 """Draws the effect benchmark's heatmap: one panel per judging number
 (extra effects, missing effects, false deduplications, unresolved
-outcomes), fault points down, strategy/backend across (then, per backend,
-blind retry through this service under each likely-duplicate guard:
-`local/a+warn`, `honour/a+confirm`, ...), each cell's count written in it;
-cells that cannot exist are grey, cells not run blank.
+outcomes), fault points down, strategy/backend across (then, per backend
+but Redmine, blind retry through this service under each likely-duplicate
+guard: `local/a+warn`, `honour/a+confirm`, ...; Redmine's columns, b to d,
+come last, as in results.json), each cell's count written in it; cells that
+cannot exist are grey, cells not run blank.
 
 Usage: effect_bench_report.py RESULTS.json OUT.png
 """
@@ -70,8 +71,8 @@ for panel, (field, title) in enumerate(PANELS):
     ax.set_xticklabels(columns, rotation=60, ha="right", fontsize=9)
     ax.set_yticks(range(len(rows)))
     ax.set_yticklabels([f"{i}. {r.replace('-', ' ')}" for i, r in enumerate(rows)], fontsize=10)
-    # Backend groups: local | honour | ignore; within one, the grid's
-    # columns : the guard columns.
+    # Backend groups, in the order the columns come: local | honour |
+    # ignore | redmine; within one, the grid's columns : the guard columns.
     previous = None
     for j, column in enumerate(columns):
         backend = column.split("/")[0]
@@ -85,7 +86,8 @@ fig.suptitle(
     f"effect-bench: counts per cell, {meta['intents_per_cell']} intent(s) each (colour: per intent, "
     f"0 green to 1 or more red; grey: cannot exist; blank: not run), seed {meta['seed']}\n"
     f"columns backend/strategy: a blind retry, b native key or no retry, "
-    f"c this service + naive client, d this service + tickets-client; "
+    f"c this service + naive client, d this service + tickets-client "
+    f"(redmine: a real Redmine behind the fault proxy, b to d); "
     f"a+GUARD: blind retry through this service with DUPLICATE_GUARD=GUARD "
     f"(confirm-new: the caller says confirm_new on a meant second intent)",
     fontsize=13,

@@ -110,7 +110,11 @@ impl RedmineTruth {
 
     /// Issues of the project, closed ones included, whose subject is
     /// `title` exactly, paging through all that contain it.
-    async fn issues_titled(&self, http: &reqwest::Client, title: &str) -> anyhow::Result<usize> {
+    pub async fn issues_titled(
+        &self,
+        http: &reqwest::Client,
+        title: &str,
+    ) -> anyhow::Result<usize> {
         let mut exact = 0;
         let mut offset = 0;
         loop {

@@ -112,7 +112,9 @@ pub async fn spawn_tls(
 /// Starts a fault proxy on `listen` in front of the Redmine at `upstream`
 /// (`http://host:port`): every request is forwarded, and the simulator's
 /// `/_sim/faults` rules and `/_sim/outage` apply to it (see the
-/// `redmine_proxy` module for what each fault means there).
+/// `redmine_proxy` module for what each fault means there). It has no
+/// `/_sim/counts` (Redmine holds the truth); `GET /_sim/received` answers
+/// `{"creates_received": N}`, the creates that reached it.
 pub async fn spawn_redmine_proxy(listen: SocketAddr, upstream: &str) -> io::Result<RunningSim> {
     let listener = listener::bind(listen)?;
     let addr = listener.local_addr()?;
@@ -122,6 +124,7 @@ pub async fn spawn_redmine_proxy(listen: SocketAddr, upstream: &str) -> io::Resu
         client: reqwest::Client::new(),
         faults: Arc::default(),
         outages,
+        creates_received: Arc::default(),
     };
     let task = tokio::spawn(listener::serve(
         listener,

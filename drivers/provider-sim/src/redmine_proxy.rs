@@ -20,8 +20,14 @@
 //! caller's connection without a byte; `hang` holds the request, then
 //! forwards it even if the caller has gone; `fail_before_commit` answers
 //! 503 (an HTML page, as a real proxy would) and forwards nothing.
+//!
+//! It keeps no counts of Redmine's (Redmine is the ground truth), only a
+//! tally of what reached it: `GET /_sim/received` answers
+//! `{"creates_received": N}`, the `POST /issues.json` requests that
+//! arrived, faulted or not (the simulator's `creates_received`).
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use axum::body::Bytes;
@@ -47,6 +53,8 @@ pub(crate) struct Proxy {
     pub(crate) client: reqwest::Client,
     pub(crate) faults: Arc<Faults>,
     pub(crate) outages: mpsc::UnboundedSender<(Duration, oneshot::Sender<()>)>,
+    /// Creates that reached the proxy (`/_sim/received`).
+    pub(crate) creates_received: Arc<AtomicU64>,
 }
 
 pub(crate) fn router(proxy: Proxy) -> Router {
@@ -65,6 +73,12 @@ pub(crate) fn router(proxy: Proxy) -> Router {
             "/_sim/outage",
             post(|State(p): State<Proxy>, body: Bytes| async move {
                 start_outage(&p.outages, &body).await
+            }),
+        )
+        .route(
+            "/_sim/received",
+            get(|State(p): State<Proxy>| async move {
+                Json(json!({ "creates_received": p.creates_received.load(Ordering::SeqCst) }))
             }),
         )
         .route("/_sim/healthz", get(|| async { "ok" }))
@@ -94,7 +108,11 @@ async fn forward(
         headers,
         body,
     };
-    let fault = match proxy.aimed_at(&request).await {
+    let aimed_at = proxy.aimed_at(&request).await;
+    if matches!(aimed_at, Some((FaultOn::Create, ..))) {
+        proxy.creates_received.fetch_add(1, Ordering::SeqCst);
+    }
+    let fault = match aimed_at {
         Some((on, title, reference)) => proxy.faults.take(
             on,
             title.as_deref(),
@@ -252,5 +270,61 @@ impl Proxy {
             response.headers_mut().insert("content-type", value);
         }
         response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{FaultRule, spawn_redmine_proxy};
+
+    use super::*;
+
+    /// A stand-in for Redmine that answers every request 201.
+    async fn upstream() -> String {
+        let app = Router::new().fallback(|| async { (StatusCode::CREATED, "{}") });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a port");
+        let addr = listener.local_addr().expect("an address");
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        format!("http://{addr}")
+    }
+
+    #[tokio::test]
+    async fn the_tally_counts_every_create_that_arrived_faulted_or_not() {
+        let proxy = spawn_redmine_proxy(
+            "127.0.0.1:0".parse().expect("an address"),
+            &upstream().await,
+        )
+        .await
+        .expect("the proxy starts");
+        let rule = FaultRule::create(Fault::FailBeforeCommit).title_contains("first");
+        proxy.client().add_fault(&rule).await.expect("a fault");
+        let http = reqwest::Client::new();
+        let base = proxy.base_url();
+        for subject in ["first", "second"] {
+            http.post(format!("{base}/issues.json"))
+                .json(&json!({ "issue": { "project_id": 1, "subject": subject } }))
+                .send()
+                .await
+                .expect("an answer");
+        }
+        http.get(format!("{base}/issues.json"))
+            .send()
+            .await
+            .expect("an answer");
+        let received: Value = http
+            .get(format!("{base}/_sim/received"))
+            .send()
+            .await
+            .expect("an answer")
+            .json()
+            .await
+            .expect("JSON");
+        assert_eq!(
+            received,
+            json!({ "creates_received": 2 }),
+            "a search is no create"
+        );
     }
 }

@@ -6,15 +6,16 @@ use std::path::PathBuf;
 
 use clap::Parser;
 
-use tickets_bench::effect_bench::{self, Backend, Config, Guard, Row, Strategy};
+use tickets_bench::effect_bench::{self, Backend, Config, Guard, RedmineConfig, Row, Strategy};
 
 /// Runs every fault point against blind retry, the provider's native key,
 /// this service with a naive client, and this service with tickets-client,
-/// on this service's database and on providers that honour or ignore keys;
-/// then blind retry through this service with its likely-duplicate guard
-/// off, warn and confirm; counts the effects where they are made; writes results.json, prints the
-/// tables (and, with --doc, writes them into the doc's results section). Exits 1 if a
-/// cell could not be measured or tickets-client ever made an effect twice.
+/// on this service's database, on providers that honour or ignore keys and
+/// on a real Redmine (--redmine-*); then blind retry through this service
+/// with its likely-duplicate guard off, warn and confirm; counts the effects
+/// where they are made; writes results.json, prints the tables (and, with
+/// --doc, writes them into the doc's results section). Exits 1 if a cell
+/// could not be measured or tickets-client ever made an effect twice.
 #[derive(Debug, Parser)]
 #[command(name = "effect-bench", version)]
 struct Args {
@@ -64,15 +65,56 @@ struct Args {
     /// Where servers' logs and callers' journals go.
     #[arg(long, default_value = "target/effect-bench/work")]
     work_dir: PathBuf,
+    /// The redmine backend's Redmine, fresh for the run (`python3
+    /// tests/redmine/redmine.py serve` prints its settings;
+    /// drivers/effect_bench.sh starts one). A run with redmine cells fails
+    /// without it.
+    #[arg(long, requires_all = ["redmine_api_key", "redmine_project"])]
+    redmine_url: Option<String>,
+    /// The API key our server and the simple adapter act with in Redmine
+    /// (a non-administrator's, so that Redmine's permissions apply).
+    #[arg(long, requires = "redmine_url")]
+    redmine_api_key: Option<String>,
+    /// The API key the count reads Redmine with (default: --redmine-api-key;
+    /// an administrator's sees every issue).
+    #[arg(long, requires = "redmine_url")]
+    redmine_truth_api_key: Option<String>,
+    /// The Redmine project's identifier (or id).
+    #[arg(long, requires = "redmine_url")]
+    redmine_project: Option<String>,
+    /// The issue custom field holding each effect's reference: its name, or
+    /// its id (a non-administrator cannot look fields up by name).
+    #[arg(long, default_value = "External reference")]
+    redmine_reference_field: String,
 }
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let intents = args.intents.unwrap_or(if args.smoke { 1 } else { 8 });
+    // The Redmine's URL and keys change with every instance: the command
+    // that reproduces a run names the flags, not their values.
+    let mut secret = false;
     let command = std::env::args()
         .skip(1)
-        .fold("effect-bench".to_owned(), |line, arg| line + " " + &arg);
+        .fold("effect-bench".to_owned(), |line, arg| {
+            let shown = if secret { "…" } else { arg.as_str() };
+            let line = line + " " + shown;
+            secret = arg.starts_with("--redmine-") && !arg.contains('=');
+            line
+        });
+    let redmine = match (args.redmine_url, args.redmine_api_key, args.redmine_project) {
+        (Some(url), Some(api_key), Some(project)) => Some(RedmineConfig {
+            url,
+            truth_api_key: args
+                .redmine_truth_api_key
+                .unwrap_or_else(|| api_key.clone()),
+            api_key,
+            project,
+            reference_field: args.redmine_reference_field,
+        }),
+        _ => None,
+    };
     let config = Config {
         server_bin: args.server_bin,
         postgres_url: args.postgres_url,
@@ -85,6 +127,7 @@ async fn main() -> anyhow::Result<()> {
         guards: args.only_guard,
         work_dir: args.work_dir,
         command,
+        redmine,
     };
     eprintln!(
         "effect-bench: seed {} (replay with --seed {}), {} intent(s) per cell{}",

@@ -49,7 +49,10 @@ impl Cell {
         )
     }
 
-    fn title(self, intent: usize) -> String {
+    /// Intent `intent`'s title: unique to it within the run (the control's
+    /// second intent repeats it on purpose), since faults pick its
+    /// requests out by it and the count finds its effects by it.
+    pub(crate) fn title(self, intent: usize) -> String {
         format!(
             "eb r{:02} {} i{intent:03}",
             self.row.index(),
@@ -106,13 +109,14 @@ pub(crate) async fn run(
         backend, strategy, ..
     } = cell.column;
     let sim = env.sim();
+    let provider_ledger = env.provider_ledger();
     // Where the callers' requests go behind the proxy, and where effects
     // are counted.
     let (upstream, first_upstream, door_token, ledger) = match cell.instance() {
         Some(which) => {
             let instance = env.instance(which, cell.column.server_guard()).await?;
-            let ledger = match &sim {
-                Some(sim) => Ledger::Provider(sim.clone()),
+            let ledger = match provider_ledger {
+                Some(ledger) => ledger,
                 None => Ledger::Database(instance.database.url().to_owned()),
             };
             // Row "another instance": the first attempt goes to A, the
@@ -131,10 +135,10 @@ pub(crate) async fn run(
             )
         }
         None => {
-            let sim = sim.clone().ok_or_else(|| {
-                anyhow::anyhow!("{strategy} calls a provider; {backend} has none")
-            })?;
-            (sim.base_url().to_owned(), None, None, Ledger::Provider(sim))
+            let (Some(sim), Some(ledger)) = (sim.clone(), provider_ledger) else {
+                anyhow::bail!("{strategy} calls a provider; {backend} has none");
+            };
+            (sim.base_url().to_owned(), None, None, ledger)
         }
     };
     env.proxy.reset(&upstream);
@@ -148,12 +152,14 @@ pub(crate) async fn run(
     set_faults(env, cell, &titles, first_upstream.as_deref()).await?;
 
     let base = env.proxy.base_url();
-    let door = match &door_token {
-        Some((token, _)) => Door::Service {
+    let door = match (&door_token, &env.redmine) {
+        (Some((token, _)), _) => Door::Service {
             base: base.clone(),
             token: token.clone(),
         },
-        None => Door::Provider { base: base.clone() },
+        // The adapter was connected through the proxy at `base`.
+        (None, Some(redmine)) => Door::Redmine(Box::new(redmine.adapter.clone())),
+        (None, None) => Door::Provider { base: base.clone() },
     };
     let policy = match (strategy, backend) {
         (Strategy::Blind, _) => Some(Policy::Blind),
@@ -189,10 +195,7 @@ pub(crate) async fn run(
         }
     };
 
-    let before = match &sim {
-        Some(sim) => Some(sim.counts().await?.creates_received),
-        None => None,
-    };
+    let before = env.creates_received().await?;
     let moments = timing::schedule(cell.seed, cell.row.index(), cell.column_index, cell.intents);
     let started = Instant::now();
     if cell.row == Row::BeforeDispatch {
@@ -237,8 +240,8 @@ pub(crate) async fn run(
     };
     let truth = truth::count(&ledger, &cell.project(), &titles).await?;
     let seen = env.proxy.seen();
-    let provider_writes = match (&sim, before) {
-        (Some(sim), Some(before)) => Some(sim.counts().await?.creates_received - before),
+    let provider_writes = match (env.creates_received().await?, before) {
+        (Some(now), Some(before)) => Some(now - before),
         _ => None,
     };
     let mut logs = Vec::new();

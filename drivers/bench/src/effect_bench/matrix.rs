@@ -18,24 +18,45 @@ pub enum Backend {
     Honour,
     /// A provider that ignores keys (a weak tool): counted at the simulator.
     Ignore,
+    /// A real Redmine (which takes no key) behind the fault proxy
+    /// (`provider_sim::spawn_redmine_proxy`), our server with
+    /// `PROVIDER_KIND=redmine`: counted in Redmine itself, by subject.
+    Redmine,
 }
 
 impl Backend {
     /// Every backend, in report order.
-    pub const ALL: [Backend; 3] = [Backend::Local, Backend::Honour, Backend::Ignore];
+    pub const ALL: [Backend; 4] = [
+        Backend::Local,
+        Backend::Honour,
+        Backend::Ignore,
+        Backend::Redmine,
+    ];
 
-    /// Its short name (`local`, `honour`, `ignore`).
+    /// The backends with guard columns: the guard compares content in our
+    /// own database whatever the provider, so a real tracker would add
+    /// nothing to what the simulator's columns show.
+    pub const GUARDED: [Backend; 3] = [Backend::Local, Backend::Honour, Backend::Ignore];
+
+    /// Its short name (`local`, `honour`, `ignore`, `redmine`).
     pub fn as_str(self) -> &'static str {
         match self {
             Backend::Local => "local",
             Backend::Honour => "honour",
             Backend::Ignore => "ignore",
+            Backend::Redmine => "redmine",
         }
     }
 
-    /// Whether the effects are made at the provider simulator.
+    /// Whether the effects are made at a provider (the simulator, or
+    /// Redmine behind the fault proxy).
     pub fn remote(self) -> bool {
         self != Backend::Local
+    }
+
+    /// Whether the provider is a real Redmine behind the fault proxy.
+    pub fn redmine(self) -> bool {
+        self == Backend::Redmine
     }
 }
 
@@ -290,7 +311,9 @@ pub struct Column {
 
 impl Column {
     /// The main grid's columns in report order; the simple adapter has no
-    /// local column (there is no provider to call).
+    /// local column (there is no provider to call), and blind retry no
+    /// Redmine column (what it does there, sending a possibly made create
+    /// again, is what it does at the key-ignoring simulator, `ignore/a`).
     pub fn all() -> Vec<Column> {
         Backend::ALL
             .iter()
@@ -302,14 +325,16 @@ impl Column {
                 })
             })
             .filter(|c| !(c.backend == Backend::Local && c.strategy == Strategy::Native))
+            .filter(|c| !(c.backend == Backend::Redmine && c.strategy == Strategy::Blind))
             .collect()
     }
 
     /// The guard columns: blind retry (a) through this service under each
-    /// guard, on every backend. Local `off` is the grid's `local/a` (blind
-    /// retry already calls this service there), so it is not repeated.
+    /// guard, on every backend of [`Backend::GUARDED`]. Local `off` is the
+    /// grid's `local/a` (blind retry already calls this service there), so
+    /// it is not repeated.
     pub fn guarded() -> Vec<Column> {
-        Backend::ALL
+        Backend::GUARDED
             .iter()
             .flat_map(|&backend| {
                 Guard::ALL.iter().map(move |&guard| Column {
@@ -322,11 +347,15 @@ impl Column {
             .collect()
     }
 
-    /// The grid's columns, then the guard columns: a column's place here
-    /// seeds its schedule, so the grid's cells keep theirs.
+    /// The grid's columns, then the guard columns, then Redmine's (which
+    /// came last): a column's place here seeds its schedule, so every
+    /// column keeps the place, and the cells the schedule, they had
+    /// before the next was added.
     pub fn every() -> Vec<Column> {
-        let mut every = Self::all();
+        let (redmine, mut every): (Vec<Column>, Vec<Column>) =
+            Self::all().into_iter().partition(|c| c.backend.redmine());
         every.extend(Self::guarded());
+        every.extend(redmine);
         every
     }
 
@@ -360,10 +389,15 @@ pub(crate) enum Applies {
 }
 
 /// Whether `row` exists for `column`, and how its fault is made there.
+/// On Redmine the provider's faults are the fault proxy's (the simulator's
+/// faults, in front of a tracker we did not write: `redmine_proxy.rs`),
+/// and a row that needs a provider's dedup window is what it is on
+/// `ignore`: Redmine keeps no key, so there is no window to outlast.
 pub(crate) fn applies(row: Row, column: Column) -> Applies {
     use Applies::{No, Yes};
     let backend = column.backend;
     let service = column.through_service();
+    let redmine = backend.redmine();
     match row {
         Row::NewActionControl if column.guard == Some(Guard::ConfirmNew) => Yes(
             "no fault: two calls with identical content, each a new intended effect; the second says confirm_new: true",
@@ -377,6 +411,9 @@ pub(crate) fn applies(row: Row, column: Column) -> Applies {
         Row::BeforeDispatch if !backend.remote() => {
             Yes("the service is unreachable (the proxy stops listening for 1 s)")
         }
+        Row::BeforeDispatch if service && redmine => Yes(
+            "Redmine is unreachable from our server (the fault proxy in front of it stops listening for 1 s): nothing dispatched",
+        ),
         Row::BeforeDispatch if service => Yes(
             "the provider is unreachable from our server (simulator outage, 1 s): nothing dispatched",
         ),
@@ -388,7 +425,13 @@ pub(crate) fn applies(row: Row, column: Column) -> Applies {
         {
             No("no provider on the local backend (our commit and its answer: rows 4 and 8)")
         }
+        Row::ReceivedNotMutated if redmine => Yes(
+            "fault proxy fail_before_commit (503 with an HTML page, as a proxy's; nothing reaches Redmine)",
+        ),
         Row::ReceivedNotMutated => Yes("simulator fail_before_commit (503, nothing made)"),
+        Row::MutatedAnswerLost if redmine => Yes(
+            "fault proxy commit_then_drop (Redmine made it, the proxy closes the connection unanswered)",
+        ),
         Row::MutatedAnswerLost => Yes("simulator commit_then_drop (made, connection closed)"),
         Row::AnswerLostToCaller | Row::OtherInstance | Row::AfterReplayWindow if !service => {
             No("no service of ours between this caller and the provider")
@@ -396,17 +439,26 @@ pub(crate) fn applies(row: Row, column: Column) -> Applies {
         Row::AnswerLostToCaller => Yes(
             "the proxy in front of our server forwards, gets the answer, and cuts the caller off",
         ),
+        Row::CancelledMidCall if redmine => Yes(
+            "fault proxy hang 1.2 s, then Redmine gets it regardless; the caller drops its call at ~0.4 s and calls again at ~0.6 s",
+        ),
         Row::CancelledMidCall if backend.remote() => Yes(
             "simulator hang 1.2 s (commits regardless); the caller drops its call at ~0.4 s and calls again at ~0.6 s",
         ),
         Row::CancelledMidCall => Yes(
             "the proxy holds the request 1.2 s, then delivers it regardless; the caller drops its call at ~0.4 s and calls again at ~0.6 s",
         ),
+        Row::CallerTimeout if redmine => Yes(
+            "fault proxy hang 2 s, then Redmine gets it regardless > the caller's 1.5 s timeout; its own policy goes on",
+        ),
         Row::CallerTimeout if backend.remote() => Yes(
             "simulator hang 2 s (commits regardless) > the caller's 1.5 s timeout; its own policy goes on",
         ),
         Row::CallerTimeout => Yes(
             "the proxy holds the request 2 s, then delivers it regardless > the caller's 1.5 s timeout",
+        ),
+        Row::CallerCrash if redmine => Yes(
+            "fault proxy hang 1.2 s, then Redmine gets it regardless; at ~0.4 s the caller's state is discarded; a new caller takes the intent up at ~0.6 s",
         ),
         Row::CallerCrash if backend.remote() => Yes(
             "simulator hang 1.2 s; at ~0.4 s the caller's state is discarded; a new caller takes the intent up at ~0.6 s",
@@ -417,14 +469,23 @@ pub(crate) fn applies(row: Row, column: Column) -> Applies {
         Row::OtherInstance => Yes(
             "two servers on one PostgreSQL database: the first attempt goes to A, whose answer the proxy cuts; every later request goes to B",
         ),
+        Row::AfterProviderWindow if service && redmine => Yes(
+            "fault proxy commit_then_drop on our dispatch; the caller hears nothing, pauses, and retries 3.5 s later (Redmine keeps no key: no window, as on ignore)",
+        ),
         Row::AfterProviderWindow if service => Yes(
             "simulator commit_then_drop on our dispatch; the caller hears nothing, pauses, and retries 3.5 s later (dedup window 3 s)",
+        ),
+        Row::AfterProviderWindow if redmine => Yes(
+            "Redmine makes it, the proxy withholds its answer; the caller pauses and retries 3.5 s later (Redmine keeps no key: no window, as on ignore)",
         ),
         Row::AfterProviderWindow => Yes(
             "the provider makes it, the proxy withholds its answer; the caller pauses and retries 3.5 s later (dedup window 3 s)",
         ),
         Row::AfterReplayWindow => Yes(
             "a server with --replay-window-secs 2: the proxy withholds the answer; the caller pauses and retries 3.5 s later",
+        ),
+        Row::RepairAfterRefusal if redmine => Yes(
+            "fault proxy reject (422 with Redmine's error list, nothing reaches Redmine); the caller's retry changes the description",
         ),
         Row::RepairAfterRefusal if backend.remote() => {
             Yes("simulator reject (422, nothing made); the caller's retry changes the description")
@@ -443,14 +504,68 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_matrix_has_eleven_columns_and_no_local_adapter() {
+    fn the_matrix_has_fourteen_columns_no_local_adapter_and_no_blind_retry_on_redmine() {
         let columns = Column::all();
-        assert_eq!(columns.len(), 11);
+        assert_eq!(columns.len(), 14);
         assert!(!columns.contains(&Column {
             backend: Backend::Local,
             strategy: Strategy::Native,
             guard: None,
         }));
+        let redmine: Vec<String> = columns
+            .iter()
+            .filter(|c| c.backend == Backend::Redmine)
+            .map(|c| c.label())
+            .collect();
+        assert_eq!(redmine, ["redmine/b", "redmine/c", "redmine/d"]);
+    }
+
+    #[test]
+    fn redmine_came_last_so_every_earlier_column_keeps_its_place() {
+        let every = Column::every();
+        let all = Column::all();
+        assert_eq!(every.len(), 14 + 11);
+        assert_eq!(every[..11], all[..11], "the first grid's columns");
+        assert_eq!(
+            every[11..22],
+            Column::guarded()[..],
+            "then the guard columns"
+        );
+        assert_eq!(every[22..], all[11..], "then Redmine's");
+        assert!(
+            Column::guarded()
+                .iter()
+                .all(|c| c.backend != Backend::Redmine),
+            "no guard column on Redmine"
+        );
+    }
+
+    #[test]
+    fn redmine_has_the_rows_ignore_has() {
+        // Redmine keeps no key: every row exists there as on the
+        // key-ignoring simulator, made by the fault proxy instead.
+        for strategy in [Strategy::Native, Strategy::Naive, Strategy::Client] {
+            let on = |backend| Column {
+                backend,
+                strategy,
+                guard: None,
+            };
+            for row in Row::ALL {
+                let redmine = applies(row, on(Backend::Redmine));
+                let ignore = applies(row, on(Backend::Ignore));
+                assert_eq!(
+                    matches!(redmine, Applies::Yes(_)),
+                    matches!(ignore, Applies::Yes(_)),
+                    "{} {strategy}",
+                    row.slug()
+                );
+                if let Applies::Yes(words) = redmine
+                    && words.contains("simulator")
+                {
+                    panic!("{} {strategy} on Redmine: {words}", row.slug());
+                }
+            }
+        }
     }
 
     #[test]
@@ -471,7 +586,7 @@ mod tests {
         );
         assert_eq!(
             Column::every()[..11],
-            Column::all()[..],
+            Column::all()[..11],
             "the grid's columns keep their places (and their schedules)"
         );
         assert_eq!(guarded[0].label(), "local/a+warn");
@@ -531,6 +646,8 @@ mod tests {
             .flat_map(|&r| Column::all().into_iter().map(move |c| applies(r, c)))
             .filter(|a| matches!(a, Applies::Yes(_)))
             .count();
-        assert_eq!(applicable, 122);
+        // 122 on the first three backends; Redmine's (b) 10 rows (not 4,
+        // 8, 10), (c) and (d) 13 each.
+        assert_eq!(applicable, 122 + 10 + 13 * 2);
     }
 }

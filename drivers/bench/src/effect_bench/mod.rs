@@ -9,13 +9,14 @@
 //! fresh key, (b) the provider's native key or no retry, (c) this service
 //! with a naive same-key client, (d) this service with `tickets-client`)
 //! on every backend ([`Backend`]: ours, a provider that honours keys, one
-//! that ignores them), the same intents and the same seeded schedule for
-//! each. Beside that grid, the guard columns: (a) through this service on
+//! that ignores them, a real Redmine), the same intents and the same
+//! seeded schedule for each. Beside that grid, the guard columns: (a) through this service on
 //! every backend with its likely-duplicate guard ([`Guard`]) `off`, `warn`
 //! or `confirm`, what it costs and what it saves.
 //!
 //! A cell is judged by the ground truth only: tickets per intent counted at
-//! the provider simulator (`/_sim/counts`) or in the database our server
+//! the provider simulator (`/_sim/counts`), in Redmine (issues by exact
+//! subject, read from Redmine itself) or in the database our server
 //! wrote, never by what any caller was told. Its numbers, apart: extra
 //! effects, missing effects, false deduplications, unresolved outcomes;
 //! then attempts, time spent unknown, latency.
@@ -81,6 +82,32 @@ pub struct Config {
     pub work_dir: PathBuf,
     /// The command line that reproduces the run, for the report.
     pub command: String,
+    /// The Redmine of the `redmine` backend; a run that wants a Redmine
+    /// cell without it fails before any cell runs.
+    pub redmine: Option<RedmineConfig>,
+}
+
+/// A running Redmine for the `redmine` backend (`python3
+/// tests/redmine/redmine.py serve` prints these), fresh for the run: the
+/// count reads issues by exact subject, and this run's subjects must be
+/// the only ones there.
+#[derive(Debug, Clone)]
+pub struct RedmineConfig {
+    /// Redmine's own URL; the fault proxy is put in front of it, and the
+    /// count reads it directly.
+    pub url: String,
+    /// The API key our server and the simple adapter (b) act with (a
+    /// non-administrator's, so that Redmine's permissions and workflow
+    /// apply).
+    pub api_key: String,
+    /// The API key the count reads with (an administrator's sees every
+    /// issue, whatever the acting user may see).
+    pub truth_api_key: String,
+    /// The project's identifier (or id).
+    pub project: String,
+    /// The issue custom field holding each effect's reference, by name or
+    /// (for a non-administrator) by id.
+    pub reference_field: String,
 }
 
 /// The rows of the smoke run: a provider's lost answer, ours, and the
@@ -136,6 +163,20 @@ pub async fn run(config: &Config, progress: &dyn Fn(&str)) -> anyhow::Result<Rep
     let started = Instant::now();
     let started_at = kitchen::rfc3339(time::OffsetDateTime::now_utc());
     let columns = Column::every();
+    let redmine_wanted = Row::ALL.iter().any(|&row| {
+        columns.iter().any(|&c| {
+            c.backend.redmine()
+                && config.wants(row, c)
+                && matches!(applies(row, c), Applies::Yes(_))
+        })
+    });
+    anyhow::ensure!(
+        !redmine_wanted || config.redmine.is_some(),
+        "the redmine backend needs a running Redmine: --redmine-url, --redmine-api-key, \
+         --redmine-project, --redmine-reference-field (drivers/effect_bench.sh starts one \
+         with tests/redmine/redmine.py serve and passes them); or leave it out with \
+         --only-backend local --only-backend honour --only-backend ignore"
+    );
     let mut cells = Vec::new();
     for backend in Backend::ALL {
         let wanted: Vec<(Row, usize, Column)> = Row::ALL
@@ -151,10 +192,25 @@ pub async fn run(config: &Config, progress: &dyn Fn(&str)) -> anyhow::Result<Rep
         let runs = |&(row, _, column): &(Row, usize, Column)| {
             config.wants(row, column) && matches!(applies(row, column), Applies::Yes(_))
         };
+        let backend_began = Instant::now();
         let mut env = if wanted.iter().any(runs) {
             let logs = config.work_dir.join("logs");
             std::fs::create_dir_all(&logs)?;
-            Some(env::Env::start(backend, &config.server_bin, &config.postgres_url, &logs).await?)
+            let redmine = if backend.redmine() {
+                config.redmine.as_ref()
+            } else {
+                None
+            };
+            Some(
+                env::Env::start(
+                    backend,
+                    &config.server_bin,
+                    &config.postgres_url,
+                    &logs,
+                    redmine,
+                )
+                .await?,
+            )
         } else {
             None
         };
@@ -221,10 +277,14 @@ pub async fn run(config: &Config, progress: &dyn Fn(&str)) -> anyhow::Result<Rep
                 status,
             });
         }
-        if let Some(env) = env
-            && let Err(e) = env.stop().await
-        {
-            progress(&format!("warning: could not tear {backend} down: {e:#}"));
+        if let Some(env) = env {
+            if let Err(e) = env.stop().await {
+                progress(&format!("warning: could not tear {backend} down: {e:#}"));
+            }
+            progress(&format!(
+                "{backend}: {:.0} s",
+                backend_began.elapsed().as_secs_f64()
+            ));
         }
     }
     Ok(Report {
@@ -258,6 +318,7 @@ mod tests {
             guards: Vec::new(),
             work_dir: PathBuf::new(),
             command: String::new(),
+            redmine: None,
         }
     }
 
@@ -290,6 +351,53 @@ mod tests {
                 .iter()
                 .all(|(_, c)| matches!(c.guard, None | Some(Guard::Off)))
         );
-        assert_eq!(cells.iter().filter(|(_, c)| c.guard.is_none()).count(), 122);
+        assert_eq!(
+            cells.iter().filter(|(_, c)| c.guard.is_none()).count(),
+            122 + 36
+        );
+    }
+
+    #[test]
+    fn the_smoke_run_needs_no_redmine() {
+        assert!(
+            runs(&config(true))
+                .iter()
+                .all(|(_, c)| c.backend != Backend::Redmine)
+        );
+    }
+
+    #[tokio::test]
+    async fn a_run_that_wants_redmine_without_one_fails_before_any_cell() {
+        let mut only = config(false);
+        only.server_bin = std::env::current_exe().expect("the test binary");
+        only.backends = vec![Backend::Redmine];
+        let dir = tempfile::tempdir().expect("a directory");
+        only.work_dir = dir.path().to_owned();
+        let error = run(&only, &|_| {}).await.expect_err("no Redmine given");
+        assert!(format!("{error}").contains("--redmine-url"), "{error}");
+    }
+
+    #[test]
+    fn titles_are_unique_within_a_run_on_redmine() {
+        // The count reads Redmine by exact subject across one project:
+        // every intent of every Redmine cell needs a subject of its own.
+        let mut seen = std::collections::BTreeSet::new();
+        for row in Row::ALL {
+            for (column_index, column) in Column::every().into_iter().enumerate() {
+                if !column.backend.redmine() {
+                    continue;
+                }
+                let cell = cell::Cell {
+                    row,
+                    column,
+                    column_index,
+                    intents: 8,
+                    seed: 17,
+                };
+                for intent in 0..500 {
+                    assert!(seen.insert(cell.title(intent)), "{}", cell.title(intent));
+                }
+            }
+        }
     }
 }

@@ -275,13 +275,18 @@ async fn forward(State(shared): State<Arc<Shared>>, request: Request) -> Respons
     }
 }
 
-/// The `title` of a write's JSON body, if it has one.
+/// The title of a write's JSON body, if it has one: its `title` (this
+/// service's API, the simulator's), or its `issue.subject` (Redmine's).
 fn title_of(method: &axum::http::Method, body: &[u8]) -> Option<String> {
     if method == axum::http::Method::GET {
         return None;
     }
     let value: serde_json::Value = serde_json::from_slice(body).ok()?;
-    value.get("title")?.as_str().map(str::to_owned)
+    value
+        .get("title")
+        .or_else(|| value.get("issue")?.get("subject"))?
+        .as_str()
+        .map(str::to_owned)
 }
 
 /// Headers that belong to one hop, never forwarded (and no compression:
@@ -430,6 +435,24 @@ async fn serve_connection(stream: TcpStream, router: Router, mut closing: watch:
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_write_is_known_by_its_title_or_its_redmine_subject() {
+        let post = axum::http::Method::POST;
+        let title = |body: serde_json::Value| title_of(&post, body.to_string().as_bytes());
+        assert_eq!(
+            title(serde_json::json!({"title": "t"})).as_deref(),
+            Some("t")
+        );
+        assert_eq!(
+            title(serde_json::json!({"issue": {"project_id": 1, "subject": "s"}})).as_deref(),
+            Some("s"),
+            "Redmine's create"
+        );
+        assert_eq!(title(serde_json::json!({"issue": {"notes": "n"}})), None);
+        let get = axum::http::Method::GET;
+        assert_eq!(title_of(&get, br#"{"title": "t"}"#), None);
+    }
 
     /// A tiny upstream that counts the requests it got and answers 201.
     async fn upstream() -> (String, Arc<AtomicUsize>) {

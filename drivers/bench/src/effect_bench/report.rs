@@ -161,17 +161,17 @@ impl Report {
              the grid's local/a; on the providers these callers call this service, not the \
              provider (the grid's honour/a and ignore/a).\n\n| fault point |",
         );
-        for backend in Backend::ALL {
+        for backend in Backend::GUARDED {
             for guard in Guard::ALL {
                 let _ = write!(out, " {backend} {guard} |");
             }
         }
         out.push_str("\n|---|");
-        out.push_str(&"---|".repeat(Backend::ALL.len() * Guard::ALL.len()));
+        out.push_str(&"---|".repeat(Backend::GUARDED.len() * Guard::ALL.len()));
         out.push('\n');
         for row in Row::ALL {
             let _ = write!(out, "| {}. {} |", row.index(), row.slug());
-            for backend in Backend::ALL {
+            for backend in Backend::GUARDED {
                 for guard in Guard::ALL {
                     let text = match self.guard_cell(row, backend, guard).map(|c| &c.status) {
                         Some(CellStatus::Measured { metrics: m, .. }) => {
@@ -477,7 +477,55 @@ mod tests {
         assert_eq!(
             header.map(|h| h.matches('|').count()),
             Some(Column::all().len() + 2),
-            "the grid keeps its eleven columns"
+            "the grid has a column for each of Column::all()"
+        );
+    }
+
+    #[test]
+    fn redmine_has_grid_columns_b_to_d_and_no_guard_columns() {
+        let on_redmine = |strategy| Column {
+            backend: Backend::Redmine,
+            strategy,
+            guard: None,
+        };
+        let row = Row::CallerCrash;
+        let run = report(vec![
+            (
+                row,
+                Column {
+                    backend: Backend::Local,
+                    strategy: Strategy::Blind,
+                    guard: Some(Guard::Warn),
+                },
+                measured(8, 0, 0, (8, 0)),
+            ),
+            (row, on_redmine(Strategy::Native), measured(8, 0, 0, (0, 0))),
+            (row, on_redmine(Strategy::Naive), measured(8, 0, 0, (0, 0))),
+            (row, on_redmine(Strategy::Client), measured(0, 0, 0, (0, 0))),
+        ]);
+        let markdown = run.markdown();
+        let header = markdown
+            .lines()
+            .find(|l| l.starts_with("| fault point | local/a"))
+            .unwrap_or_default();
+        assert!(
+            header.ends_with("| ignore/d | redmine/b | redmine/c | redmine/d |"),
+            "{header}"
+        );
+        let crash = markdown
+            .lines()
+            .find(|l| l.starts_with("| 7. caller-crash-restart |"))
+            .unwrap_or_default();
+        assert!(
+            crash.ends_with("| **8·0·0·0** | **8·0·0·0** | 0·0·0·0 |"),
+            "{crash}"
+        );
+        let guards = run.guard_markdown();
+        assert!(!guards.is_empty());
+        assert!(!guards.contains("redmine"), "{guards}");
+        assert!(
+            markdown.contains("redmine/b, redmine/c, redmine/d |"),
+            "the mechanisms name Redmine's columns"
         );
     }
 }

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use tokio::process::{Child, Command};
 
+use super::RedmineConfig;
 use super::timing;
 
 /// How long a server may take to answer `/readyz` (a debug build migrating
@@ -29,6 +30,10 @@ pub(crate) const TENANT: &str = "effect-bench";
 pub(crate) struct Settings {
     /// The provider's URL for the remote backend; `None`: local backend.
     pub(crate) provider: Option<String>,
+    /// `Some`: the provider at [`Settings::provider`] is Redmine (the
+    /// fault proxy in front of it), reached with these settings
+    /// (`PROVIDER_KIND=redmine`) and the Redmine timings.
+    pub(crate) redmine: Option<RedmineConfig>,
     /// The provider's dedup window when it honours keys (0: it does not).
     pub(crate) provider_window: Duration,
     /// A short replay window, in seconds, instead of the default 30 days.
@@ -112,16 +117,27 @@ impl Server {
             command.env("REPLAY_WINDOW_SECS", secs.to_string());
         }
         if let Some(provider) = &settings.provider {
+            let (timeout, max_inflight) = match &settings.redmine {
+                None => (timing::PROVIDER_TIMEOUT, timing::PROVIDER_MAX_INFLIGHT),
+                Some(_) => (
+                    timing::REDMINE_PROVIDER_TIMEOUT,
+                    timing::REDMINE_MAX_INFLIGHT,
+                ),
+            };
             command
                 .env("TICKET_BACKEND", "remote")
                 .env("PROVIDER_URL", provider)
-                .env("PROVIDER_TIMEOUT_MS", millis(timing::PROVIDER_TIMEOUT))
+                .env("PROVIDER_TIMEOUT_MS", millis(timeout))
                 .env("PROVIDER_DEDUP_WINDOW_MS", millis(settings.provider_window))
-                .env(
-                    "PROVIDER_MAX_INFLIGHT_MS",
-                    millis(timing::PROVIDER_MAX_INFLIGHT),
-                )
+                .env("PROVIDER_MAX_INFLIGHT_MS", millis(max_inflight))
                 .env("RECONCILE_EVERY_MS", millis(timing::RECONCILE_EVERY));
+            if let Some(redmine) = &settings.redmine {
+                command
+                    .env("PROVIDER_KIND", "redmine")
+                    .env("REDMINE_API_KEY", &redmine.api_key)
+                    .env("REDMINE_PROJECT", &redmine.project)
+                    .env("REDMINE_REFERENCE_FIELD", &redmine.reference_field);
+            }
         }
         let child = command
             .spawn()

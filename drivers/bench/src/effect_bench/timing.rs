@@ -67,6 +67,17 @@ pub(crate) const PROVIDER_TIMEOUT: Duration = Duration::from_millis(2500);
 /// every hang the simulator is given.
 pub(crate) const PROVIDER_MAX_INFLIGHT: Duration = Duration::from_millis(3000);
 
+/// Our server's timeout for one call to Redmine: Redmine serves one
+/// request at a time (`tests/redmine/API_NOTES.md`), so a create the
+/// fault proxy held for [`SLOWER`] may then wait behind the other
+/// intents' (tens of milliseconds each); a second more than the hang.
+pub(crate) const REDMINE_PROVIDER_TIMEOUT: Duration = Duration::from_millis(3000);
+
+/// How long after it was sent a request may still land in Redmine
+/// (`PROVIDER_MAX_INFLIGHT_MS`): the longest hang, then Redmine's queue.
+/// Our server proves a create absent only this long after its dispatch.
+pub(crate) const REDMINE_MAX_INFLIGHT: Duration = Duration::from_millis(5000);
+
 /// Our server's background reconciliation interval (`RECONCILE_EVERY_MS`).
 pub(crate) const RECONCILE_EVERY: Duration = Duration::from_millis(500);
 
@@ -93,6 +104,14 @@ pub(crate) fn table() -> BTreeMap<&'static str, u64> {
         ("retry_past_window_at", ms(PAST_WINDOW)),
         ("server_provider_timeout", ms(PROVIDER_TIMEOUT)),
         ("server_provider_max_inflight", ms(PROVIDER_MAX_INFLIGHT)),
+        (
+            "redmine_server_provider_timeout",
+            ms(REDMINE_PROVIDER_TIMEOUT),
+        ),
+        (
+            "redmine_server_provider_max_inflight",
+            ms(REDMINE_MAX_INFLIGHT),
+        ),
         ("server_reconcile_every", ms(RECONCILE_EVERY)),
     ])
 }
@@ -161,6 +180,14 @@ mod tests {
         assert!(SLOWER > CALL_TIMEOUT, "the caller times out first");
         assert!(SLOWER < PROVIDER_TIMEOUT, "our server waits the hang out");
         assert!(PROVIDER_MAX_INFLIGHT > SLOWER && PROVIDER_MAX_INFLIGHT > SLOW);
+        assert!(
+            REDMINE_PROVIDER_TIMEOUT > SLOWER,
+            "our server waits the hang out in front of Redmine too"
+        );
+        assert!(
+            REDMINE_MAX_INFLIGHT > REDMINE_PROVIDER_TIMEOUT,
+            "a request may land after our server stopped waiting for it"
+        );
         assert!(
             INTERRUPT.1 + RESUME_AFTER < SLOW,
             "resumed while the backend works"

@@ -1,6 +1,8 @@
 //! The ground truth: how many tickets each intent's title has where the
 //! effects are made, read from there and never from any answer: the
-//! provider simulator's own counts (`/_sim/counts`) on the remote backends,
+//! provider simulator's own counts (`/_sim/counts`) on the simulated
+//! providers, Redmine's issues by exact subject on `redmine` (read from
+//! Redmine itself, never through a proxy: `double_fire::RedmineTruth`),
 //! the database the server wrote on the local one (read-only SQL, as the
 //! soak's count). Also when to count: once nothing that could still make
 //! an effect is under way.
@@ -12,6 +14,7 @@ use anyhow::Context;
 use sqlx::{Connection, PgConnection, SqliteConnection};
 
 use super::servers::TENANT;
+use double_fire::RedmineTruth;
 use provider_sim::SimClient;
 
 const TICKETS_BY_TITLE: &str = "SELECT t.title, COUNT(*) FROM tickets t \
@@ -30,6 +33,14 @@ const UNSETTLED: &str = "SELECT COUNT(*) FROM operations o \
 pub(crate) enum Ledger {
     /// The provider simulator.
     Provider(SimClient),
+    /// Redmine (every cell's issues are in its one project; titles are
+    /// unique to their intent within a run).
+    Redmine {
+        /// Reads Redmine directly.
+        truth: RedmineTruth,
+        /// Its HTTP client.
+        http: reqwest::Client,
+    },
     /// The database at this URL (SQLite or PostgreSQL).
     Database(String),
 }
@@ -52,6 +63,16 @@ pub(crate) async fn count(
                     )
                 })
                 .collect()
+        }
+        Ledger::Redmine { truth, http } => {
+            let mut found = BTreeMap::new();
+            // One search per title: Redmine serves one request at a time
+            // anyway.
+            for title in titles {
+                let n = truth.issues_titled(http, title).await?;
+                found.insert(title.clone(), u64::try_from(n).unwrap_or(u64::MAX));
+            }
+            found
         }
         Ledger::Database(url) => {
             macro_rules! read_with {

@@ -1,11 +1,14 @@
 //! One attempt at a create, over the wire, and what the caller hears: to
-//! this service (`POST /v1/tickets`) or straight to the provider
-//! (`POST /api/tickets`). Strategies (a) to (c) decide what to do next from
-//! [`Heard`] alone, as a client that reads only status codes and headers
-//! would; nothing here counts as ground truth.
+//! this service (`POST /v1/tickets`), straight to the provider
+//! (`POST /api/tickets`), or to Redmine through the service's own Redmine
+//! adapter (`POST /issues.json`). Strategies (a) to (c) decide what to do
+//! next from [`Heard`] alone, as a client that reads only status codes and
+//! headers would; nothing here counts as ground truth.
 
 use std::time::Duration;
 
+use kitchen::{DispatchRequest, Dispatched, ProviderWrite, TicketProvider};
+use provider_client::redmine::RedmineProvider;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -40,6 +43,10 @@ pub(crate) enum Door {
         /// Base URL (the proxy's).
         base: String,
     },
+    /// Redmine, through the service's own Redmine adapter (connected
+    /// through the proxy): the simple adapter with the best Redmine client
+    /// we have, so that what it loses is the policy's, not the client's.
+    Redmine(Box<RedmineProvider>),
 }
 
 /// What one attempt came back with, as a status-code-reading client sees it.
@@ -100,6 +107,7 @@ pub(crate) async fn create(
     timeout: Duration,
 ) -> Heard {
     let request = match door {
+        Door::Redmine(adapter) => return to_redmine(adapter, key, ask, timeout).await,
         Door::Service { base, token } => {
             let mut body = json!({
                 "project_id": ask.project_id,
@@ -155,6 +163,41 @@ pub(crate) async fn create(
         Ok(Ok(heard)) => heard,
         Ok(Err(e)) if e.is_connect() => Heard::NotConnected,
         Ok(Err(_)) => Heard::Cut,
+    }
+}
+
+/// One create through the Redmine adapter, read as a status-reading client
+/// reads an answer: what the adapter proved is kept, nothing more.
+async fn to_redmine(
+    adapter: &RedmineProvider,
+    key: Option<&str>,
+    ask: &Ask,
+    timeout: Duration,
+) -> Heard {
+    let request = DispatchRequest {
+        // Redmine takes no key; the reference field needs a value, and
+        // nothing searches for it.
+        external_ref: key.unwrap_or(&ask.title).to_owned(),
+        write: ProviderWrite::CreateTicket {
+            project_id: ask.project_id.clone(),
+            title: ask.title.clone(),
+            description: Some(ask.description.clone()),
+            priority: "normal".into(),
+        },
+    };
+    match tokio::time::timeout(timeout, adapter.dispatch(&request)).await {
+        Err(_) => Heard::TimedOut,
+        Ok(Dispatched::Done { .. }) => Heard::Made { flagged: false },
+        // A refusal on the merits (Redmine's 4xx): nothing made. The
+        // adapter keeps only its text; 422 is what Redmine answers.
+        Ok(Dispatched::Rejected(_)) => Heard::Refused {
+            status: 422,
+            dedup: false,
+        },
+        // No byte of the request left (a refused connection).
+        Ok(Dispatched::NotSent(_)) => Heard::NotConnected,
+        // A 5xx, a cut, the adapter's own timeout: it may have been made.
+        Ok(Dispatched::Ambiguous(_)) => Heard::Cut,
     }
 }
 

@@ -234,6 +234,96 @@ pub async fn operations_size(kitchen: &Kitchen) -> Result<OperationsSize, Kitche
     })
 }
 
+/// A table whose size the benchmarks report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Table {
+    /// `tickets`: the effects themselves.
+    Tickets,
+    /// `operations`: the records of keys, each with its frozen answer.
+    Operations,
+    /// `ticket_history`: one entry per change.
+    TicketHistory,
+}
+
+impl Table {
+    /// Every table the benchmarks report, in report order.
+    pub const ALL: [Table; 3] = [Table::Tickets, Table::Operations, Table::TicketHistory];
+
+    /// Its name in the schema.
+    pub fn name(self) -> &'static str {
+        match self {
+            Table::Tickets => "tickets",
+            Table::Operations => "operations",
+            Table::TicketHistory => "ticket_history",
+        }
+    }
+}
+
+/// Bytes of one table and of its indexes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TableSize {
+    /// The table. PostgreSQL: `pg_table_size` (heap, TOAST, free-space and
+    /// visibility maps); SQLite: the pages of its b-tree (`dbstat`),
+    /// overflow pages included.
+    pub table_bytes: u64,
+    /// Its indexes, the primary key's included.
+    pub index_bytes: u64,
+}
+
+impl TableSize {
+    /// Table and indexes together.
+    pub fn total_bytes(&self) -> u64 {
+        self.table_bytes + self.index_bytes
+    }
+}
+
+/// How big `table` and its indexes are now (SQLite needs `dbstat`, as for
+/// [`operations_size`]).
+pub async fn table_size(kitchen: &Kitchen, table: Table) -> Result<TableSize, KitchenError> {
+    const POSTGRES: &str = "SELECT pg_table_size($1::regclass), pg_indexes_size($1::regclass)";
+    const SQLITE: &str = "SELECT \
+         coalesce(sum(CASE WHEN s.type = 'table' THEN d.pgsize END), 0), \
+         coalesce(sum(CASE WHEN s.type = 'index' THEN d.pgsize END), 0) \
+         FROM sqlite_schema AS s JOIN dbstat('main', 1) AS d ON d.name = s.name \
+         WHERE s.tbl_name = $1";
+    let to_u64 = |n: i64| u64::try_from(n).unwrap_or_default();
+    let (table_bytes, index_bytes): (i64, i64) = match &kitchen.db {
+        store::Db::Postgres(pool) => {
+            sqlx::query_as(POSTGRES)
+                .bind(table.name())
+                .fetch_one(pool)
+                .await?
+        }
+        store::Db::Sqlite(pool) => sqlx::query_as(SQLITE)
+            .bind(table.name())
+            .fetch_one(pool)
+            .await
+            .map_err(|e| {
+                KitchenError::CorruptRecord(format!(
+                    "this SQLite cannot report table sizes (is dbstat compiled in?): {e}"
+                ))
+            })?,
+    };
+    Ok(TableSize {
+        table_bytes: to_u64(table_bytes),
+        index_bytes: to_u64(index_bytes),
+    })
+}
+
+/// Rewrites every table compactly (PostgreSQL `VACUUM FULL`, SQLite
+/// `VACUUM`), so sizes measured after it are what the live rows need.
+pub async fn vacuum_full(kitchen: &Kitchen) -> Result<(), KitchenError> {
+    match &kitchen.db {
+        store::Db::Postgres(pool) => {
+            sqlx::query("VACUUM (FULL, ANALYZE)").execute(pool).await?;
+        }
+        store::Db::Sqlite(pool) => {
+            sqlx::query("VACUUM").execute(pool).await?;
+        }
+    }
+    Ok(())
+}
+
 /// Vacuums the `operations` table. `full: false` is what runs in
 /// production (PostgreSQL: a plain `VACUUM`, dead rows become reusable
 /// space but the files keep their size; SQLite: nothing, freed pages are

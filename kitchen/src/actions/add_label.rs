@@ -70,12 +70,12 @@ pub(super) async fn relabel(
     write: &WriteContext,
     labelled: impl FnOnce(&Ticket) -> Result<Labels, Refusal>,
 ) -> Result<Result<Applied<Ticket>, Refusal>, KitchenError> {
-    let Some(mut ticket) = store::tickets::lock(tx, write.tenant(), command.ticket_id).await?
-    else {
+    let Some(was) = store::tickets::lock(tx, write.tenant(), command.ticket_id).await? else {
         return Ok(Err(Refusal::TicketNotFound {
             ticket_id: command.ticket_id,
         }));
     };
+    let mut ticket = was.clone();
     if let Err(refusal) = at_expected_version(command.expected_version, &ticket) {
         return Ok(Err(refusal));
     }
@@ -89,7 +89,7 @@ pub(super) async fn relabel(
         ticket.labels = labels;
         ticket.version = ticket.version.next();
         ticket.updated_at = Some(write.now);
-        store::tickets::save(tx, write.tenant(), &ticket).await?;
+        store::tickets::save(tx, write.tenant(), &was, &ticket).await?;
         let entry = write.history(ticket.id, changes, ticket.version);
         store::history::append(tx, write.tenant(), &entry).await?;
     }

@@ -59,7 +59,7 @@ pub(crate) async fn mirror_change(
         ..local.clone()
     };
     if after.version > local.version {
-        store::tickets::save(tx, write.tenant(), &after).await?;
+        store::tickets::save(tx, write.tenant(), &local, &after).await?;
     }
     if !changes.is_empty() {
         let entry = write.history(ticket_id, changes.clone(), state.version);

@@ -49,12 +49,12 @@ impl WriteAction for TransitionTicket {
         tx: &mut WriteTx,
         write: &WriteContext,
     ) -> Result<Result<Applied<Ticket>, Refusal>, KitchenError> {
-        let Some(mut ticket) = store::tickets::lock(tx, write.tenant(), command.ticket_id).await?
-        else {
+        let Some(was) = store::tickets::lock(tx, write.tenant(), command.ticket_id).await? else {
             return Ok(Err(Refusal::TicketNotFound {
                 ticket_id: command.ticket_id,
             }));
         };
+        let mut ticket = was.clone();
         let from = ticket.status;
         if let Err(refusal) = may_move(command, &ticket) {
             return Ok(Err(refusal));
@@ -62,7 +62,7 @@ impl WriteAction for TransitionTicket {
         ticket.status = command.to;
         ticket.version = ticket.version.next();
         ticket.updated_at = Some(write.now);
-        store::tickets::save(tx, write.tenant(), &ticket).await?;
+        store::tickets::save(tx, write.tenant(), &was, &ticket).await?;
         let mut changes = Changes::default();
         changes.note("status", from, command.to);
         if let Some(reason) = &command.reason {

@@ -60,7 +60,7 @@ impl WriteAction for UpdateTicket {
         if !changes.is_empty() {
             edited.version = current.version.next();
             edited.updated_at = Some(write.now);
-            store::tickets::save(tx, write.tenant(), &edited).await?;
+            store::tickets::save(tx, write.tenant(), &current, &edited).await?;
             let entry = write.history(edited.id, changes, edited.version);
             store::history::append(tx, write.tenant(), &entry).await?;
         }

@@ -185,7 +185,7 @@ const REPLACE_REQUEST: &str = "UPDATE operations SET fingerprint_version = $5, f
 
 /// Copies seen at the provider are kept once seen ($8 NULL keeps them).
 const SETTLE_SUCCEEDED: &str = "UPDATE operations SET state = 'succeeded', ticket_id = $5, \
-     resource_id = $6, result_snapshot = $7, \
+     resource_id = $6, result_snapshot = $7, result_snapshot_tail = NULL, \
      provider_duplicates = COALESCE($8, provider_duplicates), state_detail = NULL, \
      lease_owner = NULL, lease_until_ms = NULL, next_check_ms = NULL \
      WHERE tenant_id = $1 AND action = $2 AND operation_key = $3 AND lease_owner = $4";
@@ -237,7 +237,9 @@ async fn try_write_ahead(
     let record = ahead.record;
     let scope = OperationId::of(record);
     let mut tx = super::write::begin(db, wait).await?;
-    let claimed = on_tx!(&mut tx, conn => super::operations::bind_claim!(sqlx::query(CLAIM), record)
+    // A remote write's record is stored whole: the ticket is made later.
+    let result = super::write::stored_result(record, None);
+    let claimed = on_tx!(&mut tx, conn => super::operations::bind_claim!(sqlx::query(CLAIM), record, result)
         .execute(conn)
         .await?
         .rows_affected());

@@ -8,20 +8,27 @@ use crate::domain::tenant::TenantId;
 use crate::domain::ticket::TicketId;
 
 use super::rows::HistoryRow;
+use super::shared_text::{Stored, shared_description};
 use super::write::{WriteTx, on_tx};
 use super::{Db, on_db};
 
 /// Appends one entry.
 pub(crate) const INSERT_HISTORY: &str = "INSERT INTO ticket_history \
-     (id, tenant_id, ticket_id, action, operation_key, actor_token_id, changes, version, recorded_at) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";
+     (id, tenant_id, ticket_id, action, operation_key, actor_token_id, changes, version, recorded_at, \
+     changes_tail) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
 
 /// Oldest first; the cursor is the last id of the previous page.
-const LIST_HISTORY: &str = "SELECT id, ticket_id, action, operation_key, actor_token_id, changes, \
-     version, recorded_at FROM ticket_history \
-     WHERE tenant_id = $1 AND ticket_id = $2 AND ($3 IS NULL OR id > $3) ORDER BY id LIMIT $4";
+const LIST_HISTORY: &str = concat!(
+    "SELECT id, ticket_id, action, operation_key, actor_token_id, changes, changes_tail, \
+     version, recorded_at, ",
+    shared_description!("ticket_history", "changes_tail"),
+    " FROM ticket_history \
+     WHERE tenant_id = $1 AND ticket_id = $2 AND ($3 IS NULL OR id > $3) ORDER BY id LIMIT $4"
+);
 
 /// Binds every parameter of [`INSERT_HISTORY`], on either driver.
+/// `$changes` is the entry's changes as stored (`shared_text::Stored`).
 macro_rules! bind_history {
     ($query:expr, $tenant:expr, $entry:expr, $changes:expr) => {
         $query
@@ -31,9 +38,10 @@ macro_rules! bind_history {
             .bind($entry.action.as_str())
             .bind($entry.operation_key.as_str())
             .bind($entry.actor_token_id.map(|t| t.as_uuid()))
-            .bind($changes)
+            .bind($changes.head)
             .bind($entry.version.get())
             .bind($entry.recorded_at)
+            .bind($changes.tail)
     };
 }
 pub(crate) use bind_history;
@@ -50,8 +58,18 @@ pub(crate) async fn append(
     tenant: TenantId,
     entry: &HistoryEntry,
 ) -> Result<(), KitchenError> {
-    let changes = changes_json(entry)?;
-    on_tx!(tx, conn => bind_history!(sqlx::query(INSERT_HISTORY), tenant, entry, &changes)
+    insert(tx, tenant, entry, Stored::whole(&changes_json(entry)?)).await
+}
+
+/// Inserts `entry` with its changes stored as `changes`, in the write's
+/// transaction.
+pub(crate) async fn insert(
+    tx: &mut WriteTx,
+    tenant: TenantId,
+    entry: &HistoryEntry,
+    changes: Stored<'_>,
+) -> Result<(), KitchenError> {
+    on_tx!(tx, conn => bind_history!(sqlx::query(INSERT_HISTORY), tenant, entry, changes)
         .execute(conn)
         .await
         .map(drop)?);

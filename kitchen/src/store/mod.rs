@@ -34,6 +34,7 @@ pub(crate) mod planned;
 pub(crate) mod postgres;
 pub(crate) mod rows;
 pub(crate) mod settlements;
+pub(crate) mod shared_text;
 pub(crate) mod sweep;
 pub(crate) mod tenants;
 pub(crate) mod tickets;

@@ -15,8 +15,8 @@ use super::{Db, on_db};
 /// Claims (tenant, action, key): the statement that decides placement.
 pub(crate) const CLAIM: &str = "INSERT INTO operations (tenant_id, action, operation_key, fingerprint_version, \
      fingerprint, state, ticket_id, result_snapshot, created_at, retained_until, \
-     replayable_until, resource_id) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) \
+     replayable_until, resource_id, result_snapshot_tail) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
      ON CONFLICT (tenant_id, action, operation_key) DO NOTHING";
 
 /// Reads an operation record by its primary key.
@@ -26,10 +26,10 @@ pub(crate) const SELECT_OPERATION: &str = concat!(
     " FROM operations WHERE tenant_id = $1 AND action = $2 AND operation_key = $3"
 );
 
-/// Binds a record's claim parameters, `$1` to `$12` of [`CLAIM`], on either
-/// driver.
+/// Binds a record's claim parameters, `$1` to `$13` of [`CLAIM`], on either
+/// driver; `$result` is its result as stored (`Option<shared_text::Stored>`).
 macro_rules! bind_claim {
-    ($query:expr, $record:expr) => {
+    ($query:expr, $record:expr, $result:expr) => {
         $query
             .bind($record.tenant_id.as_uuid())
             .bind($record.action.as_str())
@@ -38,11 +38,12 @@ macro_rules! bind_claim {
             .bind($record.fingerprint.hex())
             .bind($record.state.as_str())
             .bind($record.ticket_id.map(|id| id.as_uuid()))
-            .bind($record.result.as_ref().map(|r| r.as_str()))
+            .bind($result.map(|r| r.head))
             .bind($record.created_at)
             .bind($record.retained_until)
             .bind($record.replayable_until)
             .bind($record.resource_id)
+            .bind($result.and_then(|r| r.tail))
     };
 }
 pub(crate) use bind_claim;

@@ -15,6 +15,9 @@
 //!
 //! The SQL is built from the store's own statements ([`CLAIM`],
 //! [`INSERT_TICKET`], [`INSERT_HISTORY`]), never a copy of them.
+//!
+//! The new ticket's description is stored once: the record's frozen answer
+//! and the ticket's history entry are stored around it (`shared_text.rs`).
 
 use crate::KitchenError;
 use crate::domain::history::HistoryEntry;
@@ -26,8 +29,9 @@ use super::Db;
 use super::history::{self, INSERT_HISTORY, bind_history};
 use super::operations::{CLAIM, bind_claim};
 use super::postgres::PgPool;
+use super::shared_text::{self, Stored};
 use super::tickets::{self, INSERT_TICKET, bind_insert_ticket};
-use super::write::WriteTx;
+use super::write::{self, WriteTx};
 
 /// One row a planned write inserts.
 #[derive(Debug, Clone)]
@@ -45,6 +49,47 @@ impl NewRow {
             NewRow::Ticket(_) => INSERT_TICKET,
             NewRow::History(_) => INSERT_HISTORY,
         }
+    }
+}
+
+/// The ticket a planned write makes, if it makes one: the rows that may
+/// share its description.
+fn new_ticket(rows: &[NewRow]) -> Option<&Ticket> {
+    rows.iter().find_map(|row| match row {
+        NewRow::Ticket(ticket) => Some(ticket),
+        NewRow::History(_) => None,
+    })
+}
+
+/// The description a planned write's record may be stored around: its new
+/// ticket's.
+pub(crate) fn shared_description(rows: &[NewRow]) -> Option<&str> {
+    new_ticket(rows)
+        .and_then(|t| t.description.as_ref())
+        .map(|d| d.as_str())
+}
+
+/// Each row's history changes as JSON (`None` for a ticket row): made
+/// before binding, since bound values must outlive the query.
+fn changes_of(rows: &[NewRow]) -> Result<Vec<Option<String>>, KitchenError> {
+    rows.iter()
+        .map(|row| match row {
+            NewRow::History(entry) => history::changes_json(entry).map(Some),
+            NewRow::Ticket(_) => Ok(None),
+        })
+        .collect()
+}
+
+/// A history entry's changes as stored: around the new ticket's
+/// description when the entry is that ticket's.
+fn stored_changes<'a>(entry: &HistoryEntry, changes: &'a str, rows: &[NewRow]) -> Stored<'a> {
+    match new_ticket(rows) {
+        Some(ticket) if ticket.id == entry.ticket_id => shared_text::split(
+            changes,
+            shared_text::IN_HISTORY,
+            ticket.description.as_ref().map(|d| d.as_str()),
+        ),
+        _ => Stored::whole(changes),
     }
 }
 
@@ -69,7 +114,11 @@ pub(crate) async fn insert(
     for row in rows {
         match row {
             NewRow::Ticket(ticket) => tickets::insert(tx, tenant, ticket).await?,
-            NewRow::History(entry) => history::append(tx, tenant, entry).await?,
+            NewRow::History(entry) => {
+                let changes = history::changes_json(entry)?;
+                let stored = stored_changes(entry, &changes, rows);
+                history::insert(tx, tenant, entry, stored).await?;
+            }
         }
     }
     Ok(())
@@ -85,26 +134,26 @@ pub(crate) async fn claim_and_insert(
     rows: &[NewRow],
 ) -> Result<bool, KitchenError> {
     let sql = statement(rows.iter().map(NewRow::insert_statement));
-    // Bound values must outlive the query: the history entries' changes as
-    // JSON text, made first.
-    let changes = rows
-        .iter()
-        .map(|row| match row {
-            NewRow::History(entry) => history::changes_json(entry).map(Some),
-            NewRow::Ticket(_) => Ok(None),
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    let changes = changes_of(rows)?;
+    let result = write::stored_result(record, shared_description(rows));
     // Built only from the store's own constant statements and numbered
     // parameters: no caller text is ever part of it.
     let mut query = bind_claim!(
         sqlx::query_scalar::<_, i64>(sqlx::AssertSqlSafe(sql)),
-        record
+        record,
+        result
     );
     for (row, changes) in rows.iter().zip(&changes) {
-        query = match row {
-            NewRow::Ticket(ticket) => bind_insert_ticket!(query, record.tenant_id, ticket),
-            NewRow::History(entry) => {
-                bind_history!(query, record.tenant_id, entry, changes.as_deref())
+        query = match (row, changes) {
+            (NewRow::Ticket(ticket), _) => bind_insert_ticket!(query, record.tenant_id, ticket),
+            (NewRow::History(entry), Some(changes)) => {
+                let stored = stored_changes(entry, changes, rows);
+                bind_history!(query, record.tenant_id, entry, stored)
+            }
+            (NewRow::History(_), None) => {
+                return Err(KitchenError::CorruptRecord(
+                    "a history row without its changes".into(),
+                ));
             }
         };
     }
@@ -143,12 +192,14 @@ mod tests {
         assert!(sql.contains("DO NOTHING RETURNING 1)"));
         assert!(sql.contains(", row0 AS (INSERT INTO tickets"));
         assert!(sql.contains(
-            "SELECT $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25 FROM claim)"
+            "SELECT $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26 FROM claim)"
         ));
         assert!(sql.contains(", row1 AS (INSERT INTO ticket_history"));
-        assert!(sql.contains("SELECT $26, $27, $28, $29, $30, $31, $32, $33, $34 FROM claim)"));
+        assert!(
+            sql.contains("SELECT $27, $28, $29, $30, $31, $32, $33, $34, $35, $36 FROM claim)")
+        );
         assert!(sql.ends_with(" SELECT count(*) FROM claim"));
-        assert!(!sql.contains("VALUES ($13"), "{sql}");
+        assert!(!sql.contains("VALUES ($14"), "{sql}");
     }
 
     #[test]

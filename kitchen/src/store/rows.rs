@@ -4,6 +4,7 @@
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+use super::shared_text;
 use crate::KitchenError;
 use crate::domain::action::Action;
 use crate::domain::change::Changes;
@@ -30,6 +31,11 @@ pub(crate) struct OperationRow {
     state: String,
     ticket_id: Option<Uuid>,
     result_snapshot: Option<String>,
+    /// Set when the snapshot is stored around its ticket's description
+    /// (`shared_text.rs`).
+    result_snapshot_tail: Option<String>,
+    /// That description, read with it.
+    shared_description: Option<String>,
     resource_id: Option<Uuid>,
     created_at: OffsetDateTime,
     /// NULL only if a row was written after migration 0004 by a release
@@ -44,9 +50,12 @@ pub(crate) struct OperationRow {
 /// takes `'static` SQL text, which keeps user input out of it).
 macro_rules! operation_columns {
     () => {
-        "tenant_id, action, operation_key, fingerprint_version, fingerprint, state, \
-         ticket_id, result_snapshot, resource_id, created_at, replayable_until, retained_until, \
-         tombstoned_at"
+        concat!(
+            "tenant_id, action, operation_key, fingerprint_version, fingerprint, state, \
+             ticket_id, result_snapshot, result_snapshot_tail, resource_id, created_at, \
+             replayable_until, retained_until, tombstoned_at, ",
+            $crate::store::shared_text::shared_description!("operations", "result_snapshot_tail")
+        )
     };
 }
 pub(crate) use operation_columns;
@@ -68,7 +77,13 @@ impl TryFrom<OperationRow> for OperationRecord {
             state: OperationState::parse(&row.state)
                 .ok_or_else(|| corrupt("operation state", &row.state))?,
             ticket_id: row.ticket_id.map(TicketId::from_uuid),
-            result: row.result_snapshot.map(ResultSnapshot::from_stored),
+            result: row
+                .result_snapshot
+                .map(|head| {
+                    shared_text::join(head, row.result_snapshot_tail, row.shared_description)
+                })
+                .transpose()?
+                .map(ResultSnapshot::from_stored),
             resource_id: row.resource_id,
             created_at: row.created_at,
             replayable_until: row.replayable_until.unwrap_or(row.retained_until),
@@ -242,6 +257,11 @@ pub(crate) struct HistoryRow {
     operation_key: String,
     actor_token_id: Option<Uuid>,
     changes: String,
+    /// Set when the changes are stored around the ticket's description
+    /// (`shared_text.rs`).
+    changes_tail: Option<String>,
+    /// That description, read with it.
+    shared_description: Option<String>,
     version: i64,
     recorded_at: OffsetDateTime,
 }
@@ -258,8 +278,12 @@ impl TryFrom<HistoryRow> for HistoryEntry {
             operation_key: OperationKey::parse(row.operation_key)
                 .map_err(|e| corrupt("history operation key", e))?,
             actor_token_id: row.actor_token_id.map(TokenId::from_uuid),
-            changes: serde_json::from_str::<Changes>(&row.changes)
-                .map_err(|e| corrupt("history changes", e))?,
+            changes: serde_json::from_str::<Changes>(&shared_text::join(
+                row.changes,
+                row.changes_tail,
+                row.shared_description,
+            )?)
+            .map_err(|e| corrupt("history changes", e))?,
             version: Version::from_stored(row.version),
             recorded_at: row.recorded_at,
         })

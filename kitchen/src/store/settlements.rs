@@ -22,7 +22,7 @@ use super::{Db, WriteTransaction, on_db};
 
 /// Copies seen at the provider are kept once seen ($8 NULL keeps them).
 const SETTLE_MADE: &str = "UPDATE operations SET state = 'succeeded', ticket_id = $5, \
-     resource_id = $6, result_snapshot = $7, state_detail = NULL, \
+     resource_id = $6, result_snapshot = $7, result_snapshot_tail = NULL, state_detail = NULL, \
      provider_duplicates = COALESCE($8, provider_duplicates), \
      lease_owner = NULL, lease_until_ms = NULL, next_check_ms = NULL \
      WHERE tenant_id = $1 AND action = $2 AND operation_key = $3 AND lease_owner = $4 \

@@ -23,7 +23,8 @@ use super::{Db, WriteTransaction};
 /// state, ticket and resource, `created_at` and the horizons.
 macro_rules! tombstone_set {
     () => {
-        "result_snapshot = NULL, request_snapshot = NULL, state_detail = NULL, \
+        "result_snapshot = NULL, result_snapshot_tail = NULL, request_snapshot = NULL, \
+         state_detail = NULL, \
          external_ref = NULL, key_trusted_until = NULL, first_dispatched_at = NULL, \
          last_dispatched_at = NULL, lease_owner = NULL, lease_until_ms = NULL, \
          next_check_ms = NULL, tombstoned_at = $1"

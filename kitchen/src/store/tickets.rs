@@ -6,9 +6,10 @@ use crate::KitchenError;
 use crate::domain::label::Labels;
 use crate::domain::page::TicketFilter;
 use crate::domain::tenant::TenantId;
-use crate::domain::ticket::{Ticket, TicketId};
+use crate::domain::ticket::{Description, Ticket, TicketId};
 
 use super::rows::{TicketRow, ticket_columns};
+use super::shared_text;
 use super::write::{WriteTx, on_tx};
 use super::{Db, on_db};
 
@@ -166,12 +167,18 @@ pub(crate) async fn lock(
     row.map(TryInto::try_into).transpose()
 }
 
-/// Writes back a ticket read with [`lock`] and changed.
+/// Writes back `ticket`, changed from `was` (read with [`lock`]). When its
+/// description changes, the rows that share the old one get their copy
+/// first (`shared_text.rs`).
 pub(crate) async fn save(
     tx: &mut WriteTx,
     tenant: TenantId,
+    was: &Ticket,
     ticket: &Ticket,
 ) -> Result<(), KitchenError> {
+    if was.description != ticket.description {
+        unshare(tx, tenant, was.id, was.description.as_ref()).await?;
+    }
     on_tx!(tx, conn => sqlx::query(SAVE_TICKET)
         .bind(tenant.as_uuid())
         .bind(ticket.id.as_uuid())
@@ -186,5 +193,31 @@ pub(crate) async fn save(
         .execute(conn)
         .await
         .map(drop)?);
+    Ok(())
+}
+
+/// Before ticket `ticket`'s description changes from `was`: every row that
+/// shares it (`shared_text.rs`) gets its own copy.
+async fn unshare(
+    tx: &mut WriteTx,
+    tenant: TenantId,
+    ticket: TicketId,
+    was: Option<&Description>,
+) -> Result<(), KitchenError> {
+    let Some(was) = was else {
+        // No description: nothing can share it (a row is only cut around
+        // a description that exists).
+        return Ok(());
+    };
+    let text = shared_text::as_json(was.as_str());
+    for statement in [shared_text::UNSHARE_HISTORY, shared_text::UNSHARE_RECORDS] {
+        on_tx!(tx, conn => sqlx::query(statement)
+            .bind(tenant.as_uuid())
+            .bind(ticket.as_uuid())
+            .bind(text.as_str())
+            .execute(conn)
+            .await
+            .map(drop)?);
+    }
     Ok(())
 }

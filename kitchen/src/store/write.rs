@@ -23,6 +23,7 @@ use crate::domain::ticket::TicketId;
 
 use super::operations::{CLAIM, bind_claim};
 use super::postgres::PgTx;
+use super::shared_text::{self, Stored};
 use super::{Db, WriteTransaction};
 
 /// An open write transaction on either database. Store functions that take
@@ -65,13 +66,31 @@ pub(crate) async fn begin(db: &Db, wait: Duration) -> sqlx::Result<WriteTx> {
 
 /// Claims `record`'s (tenant, action, key). `true` when this transaction
 /// now owns the key; `false` when another attempt recorded it first (it has
-/// committed by the time this returns).
-pub(crate) async fn claim(tx: &mut WriteTx, record: &OperationRecord) -> sqlx::Result<bool> {
-    let inserted = on_tx!(tx, conn => bind_claim!(sqlx::query(CLAIM), record)
+/// committed by the time this returns). A result the record already
+/// carries is stored around `shared`, the description of the ticket the
+/// same transaction makes, if any (`shared_text.rs`).
+pub(crate) async fn claim(
+    tx: &mut WriteTx,
+    record: &OperationRecord,
+    shared: Option<&str>,
+) -> sqlx::Result<bool> {
+    let result = stored_result(record, shared);
+    let inserted = on_tx!(tx, conn => bind_claim!(sqlx::query(CLAIM), record, result)
         .execute(conn)
         .await?
         .rows_affected());
     Ok(inserted == 1)
+}
+
+/// `record`'s result as its claim stores it.
+pub(crate) fn stored_result<'a>(
+    record: &'a OperationRecord,
+    shared: Option<&str>,
+) -> Option<Stored<'a>> {
+    record
+        .result
+        .as_ref()
+        .map(|r| shared_text::split(r.as_str(), shared_text::IN_SNAPSHOT, shared))
 }
 
 /// Records the result on the row [`claim`] inserted.

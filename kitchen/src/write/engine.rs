@@ -361,7 +361,7 @@ impl Engine {
         context: &WriteContext,
         duplicates_since: Option<OffsetDateTime>,
     ) -> Result<(Verdict, Try<A::Result>), KitchenError> {
-        if !write::claim(tx, record).await? {
+        if !write::claim(tx, record, None).await? {
             return Ok((Verdict::Discard, Try::Taken));
         }
         if let Some(refused) = Self::refuse_duplicate(tx, record, duplicates_since).await? {
@@ -421,7 +421,8 @@ impl Engine {
         duplicates_since: Option<OffsetDateTime>,
     ) -> Result<(Verdict, Try<R>), KitchenError> {
         let (snapshot, operation) = planned_record(record, &planned.result, planned.ticket)?;
-        if !write::claim(tx, &operation).await? {
+        let shared = store::planned::shared_description(&planned.rows);
+        if !write::claim(tx, &operation, shared).await? {
             return Ok((Verdict::Discard, Try::Taken));
         }
         if let Some(refused) = Self::refuse_duplicate(tx, record, duplicates_since).await? {

@@ -191,3 +191,26 @@ async fn a_release_5_database_upgrades_to_access_scopes(db: TestDatabase) {
 }
 
 kitchen::on_both_databases!(a_release_5_database_upgrades_to_access_scopes);
+
+/// A database as release `release` (6 or later) left it, with the rows of
+/// releases 3 to 5 ([`fill`]): the fixture, the tokens, and a raw
+/// connection to it.
+pub(crate) async fn at_release(
+    db: &TestDatabase,
+    release: i64,
+) -> (PreviousRelease, Release5Tokens, Raw) {
+    let old = PreviousRelease::new();
+    let remote = RemoteTicket {
+        id: Uuid::now_v7(),
+        created_at: old.now - Duration::days(3),
+    };
+    let tokens = fill(db, &old, &remote).await;
+    let raw = Raw::open(db).await;
+    raw.migrate_to(db, release).await;
+    assert_eq!(
+        raw.applied().await,
+        (1..=release).collect::<Vec<_>>(),
+        "what release {release} applied"
+    );
+    (old, tokens, raw)
+}

@@ -279,6 +279,9 @@ fn pgbench_script(kind: CeilingKind, tenant: &str, key: &str) -> String {
                 horizon(kitchen::DEFAULT_TOMBSTONE_HORIZON),
                 horizon(kitchen::DEFAULT_REPLAY_WINDOW),
                 ticket.clone(),
+                // result_snapshot_tail: the ceiling's ticket has no
+                // description to store the answer around.
+                "NULL".into(),
             ];
             let insert_ticket = [
                 ticket.clone(),
@@ -306,6 +309,8 @@ fn pgbench_script(kind: CeilingKind, tenant: &str, key: &str) -> String {
                 changes,
                 kitchen::Version::FIRST.get().to_string(),
                 "now()".into(),
+                // changes_tail: whole, as above.
+                "NULL".into(),
             ];
             let values: Vec<String> = claim
                 .into_iter()

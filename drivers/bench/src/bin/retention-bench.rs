@@ -12,6 +12,10 @@
 //! 3. **steady**: many creates with a short replay window and tombstone
 //!    horizon and the server's sweep loop running, sampling the table's size:
 //!    it must go flat.
+//! 4. **text**: bytes per create with a long description, in every table a
+//!    create writes (the ticket, its record with the frozen answer, its
+//!    history entry), against the ticket row's own size: the text is
+//!    stored once.
 //!
 //! Time in phases 1 and 3 is a manual clock the benchmark moves on, so
 //! "past the window" costs no waiting and the steady state holds a known
@@ -38,7 +42,7 @@ use time::OffsetDateTime;
 /// steady state. PostgreSQL databases are made on the server named by
 /// `TEST_POSTGRES_URL` (default postgres://postgres@127.0.0.1:5432/postgres)
 /// and dropped afterwards; SQLite files live in a temp directory.
-#[derive(Debug, Parser)]
+#[derive(Debug, Clone, Parser)]
 #[command(name = "retention-bench", version)]
 struct Args {
     /// Which database.
@@ -100,6 +104,13 @@ struct Args {
     /// ticket, so a full record grows with it; a tombstone does not.
     #[arg(long, default_value_t = 200)]
     description_bytes: usize,
+    /// text: how many creates.
+    #[arg(long, default_value_t = 2_000)]
+    text_creates: u64,
+    /// text: the length of each one's description (random letters and
+    /// digits, which no database compresses).
+    #[arg(long, default_value_t = 9_500)]
+    text_bytes: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -113,6 +124,7 @@ enum Phase {
     Size,
     Latency,
     Steady,
+    Text,
 }
 
 impl Args {
@@ -130,6 +142,7 @@ impl Args {
             self.sweep_every = 0.2;
             self.vacuum_every = self.vacuum_every.min(0.5);
             self.sweep_batch = self.sweep_batch.min(100);
+            self.text_creates = 50;
         }
         self
     }
@@ -143,7 +156,7 @@ async fn main() -> anyhow::Result<()> {
         DatabaseArg::Postgres => DatabaseKind::Postgres,
     };
     let phases = if args.phases.is_empty() {
-        vec![Phase::Size, Phase::Latency, Phase::Steady]
+        vec![Phase::Size, Phase::Latency, Phase::Steady, Phase::Text]
     } else {
         args.phases.clone()
     };
@@ -176,6 +189,7 @@ async fn main() -> anyhow::Result<()> {
             Phase::Size => bench.size().await?,
             Phase::Latency => bench.latency().await?,
             Phase::Steady => bench.steady().await?,
+            Phase::Text => bench.text().await?,
         }
     }
     Ok(())
@@ -361,6 +375,83 @@ impl Bench {
             );
         }
         println!();
+        kitchen.close().await;
+        Ok(())
+    }
+
+    /// Phase 4: bytes per create with a long description, every table a
+    /// create writes, compacted, against the ticket row's own size.
+    async fn text(&self) -> anyhow::Result<()> {
+        use kitchen::bench::{Table, table_size, vacuum_full};
+        let n = self.args.text_creates;
+        let clock = Clock::manual(OffsetDateTime::now_utc());
+        let (_db, kitchen, tenant) = self
+            .kitchen(
+                time::Duration::days(30),
+                time::Duration::days(400),
+                clock.clone(),
+            )
+            .await?;
+        let sizes = async || -> anyhow::Result<Vec<(Table, kitchen::bench::TableSize)>> {
+            vacuum_full(&kitchen).await?;
+            let mut sizes = Vec::new();
+            for table in Table::ALL {
+                sizes.push((table, table_size(&kitchen, table).await?));
+            }
+            Ok(sizes)
+        };
+        let empty = sizes().await?;
+        // Letters and digits from a fixed seed: text no database compresses
+        // (PostgreSQL's TOAST would shrink a repeated letter to nothing).
+        let description: String = {
+            use rand::{Rng, SeedableRng};
+            let mut rng = rand::rngs::StdRng::seed_from_u64(30);
+            (0..self.args.text_bytes)
+                .map(|_| rng.sample(rand::distr::Alphanumeric) as char)
+                .collect()
+        };
+        let bench = Bench {
+            draft: TicketDraft {
+                description: Some(description),
+                ..self.draft.clone()
+            },
+            args: self.args.clone(),
+            backend: self.backend,
+        };
+        eprintln!("text: creating {n} tickets");
+        bench.create(&kitchen, tenant, n, &clock, None).await?;
+        let full = sizes().await?;
+        let per = |table: Table| {
+            let find = |sizes: &[(Table, kitchen::bench::TableSize)]| {
+                sizes
+                    .iter()
+                    .find(|(t, _)| *t == table)
+                    .map(|(_, s)| *s)
+                    .unwrap_or_default()
+            };
+            let (before, after) = (find(&empty), find(&full));
+            (
+                after.table_bytes.saturating_sub(before.table_bytes) as f64 / n.max(1) as f64,
+                after.index_bytes.saturating_sub(before.index_bytes) as f64 / n.max(1) as f64,
+            )
+        };
+        println!(
+            "#### Bytes per create, {} creates with a {}-byte description (compacted)\n",
+            n, self.args.text_bytes
+        );
+        println!("| table | table | indexes | total |");
+        println!("|---|---:|---:|---:|");
+        let mut total = 0.0;
+        for table in Table::ALL {
+            let (t, i) = per(table);
+            total += t + i;
+            println!("| {} | {t:.0} | {i:.0} | {:.0} |", table.name(), t + i);
+        }
+        let (ticket_row, _) = per(Table::Tickets);
+        println!(
+            "| **all** | | | **{total:.0}** ({:.2}× the ticket row's {ticket_row:.0}) |\n",
+            total / ticket_row.max(1.0)
+        );
         kitchen.close().await;
         Ok(())
     }

@@ -33,9 +33,22 @@ use crate::write::keys::KeyRules;
 use crate::write::replay_cache::ReplayCache;
 use crate::{KitchenConfig, KitchenError};
 
-/// The domain core. Cheap to clone: clones share one connection pool.
+/// The domain core. Cheap to clone: one reference count (every door
+/// clones it per request, so a clone must not touch each part's own).
 #[derive(Debug, Clone)]
-pub struct Kitchen {
+pub struct Kitchen(Arc<KitchenParts>);
+
+impl std::ops::Deref for Kitchen {
+    type Target = KitchenParts;
+
+    fn deref(&self) -> &KitchenParts {
+        &self.0
+    }
+}
+
+/// What a [`Kitchen`] holds, shared by its clones.
+#[derive(Debug)]
+pub struct KitchenParts {
     pub(crate) db: Db,
     config: KitchenConfig,
     auth_cache: Arc<AuthCache<Caller>>,
@@ -80,7 +93,7 @@ impl Kitchen {
             writer,
         };
         let backend = Backend::new(&config.backend, &db, &engine);
-        Ok(Self {
+        Ok(Self(Arc::new(KitchenParts {
             db,
             config,
             auth_cache,
@@ -89,7 +102,7 @@ impl Kitchen {
             engine,
             backend,
             health: Health::default(),
-        })
+        })))
     }
 
     /// Which database the kitchen runs on: `sqlite` or `postgres`.

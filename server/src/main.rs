@@ -7,6 +7,13 @@
 
 use std::process::ExitCode;
 
+/// mimalloc rather than glibc's malloc: a request allocates and frees many
+/// small blocks across the runtime's threads, and glibc's arenas spent
+/// about a tenth of a replay's CPU there, locks included
+/// (docs/performance.md, issue 30).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     match server::run::main() {
         Ok(()) => ExitCode::SUCCESS,

@@ -14,9 +14,21 @@ use crate::otlp::{OtlpTarget, resource};
 use crate::standard::{HttpRequest, McpOperation, Standard};
 use crate::stats::TenantStats;
 
-/// Instruments every write and tool call is measured with.
+/// Instruments every write and tool call is measured with. Cheap to
+/// clone: one reference count (the doors clone it per request).
 #[derive(Clone)]
-pub struct Metrics {
+pub struct Metrics(Arc<Instruments>);
+
+impl std::ops::Deref for Metrics {
+    type Target = Instruments;
+
+    fn deref(&self) -> &Instruments {
+        &self.0
+    }
+}
+
+/// What a [`Metrics`] holds, shared by its clones.
+pub struct Instruments {
     provider: SdkMeterProvider,
     registry: prometheus::Registry,
     pub(crate) outcomes: Counter<u64>,
@@ -100,7 +112,7 @@ impl Metrics {
             .with_description("When the retention sweep last got through everything due, in Unix seconds (0 before the first): a sweep that fails or stops leaves it behind")
             .with_callback(move |gauge| gauge.observe(observed.load(Ordering::Relaxed), &[]))
             .build();
-        Self {
+        Self(Arc::new(Instruments {
             latency_window: Arc::new(std::sync::Mutex::new(latency_histogram())),
             unresolved_effects,
             provider_duplicates,
@@ -131,7 +143,7 @@ impl Metrics {
             provider,
             registry,
             stats: TenantStats::default(),
-        }
+        }))
     }
 
     /// Every metric in the Prometheus text format.

@@ -14,8 +14,9 @@
 //! Invariant: a row with a tail holds head + (its ticket's *current*
 //! description, as JSON) + tail. So before a ticket's description changes,
 //! every row that shares it gets its copy back (`tickets::save`, with
-//! [`UNSHARE_HISTORY`] and [`UNSHARE_RECORDS`]); after that the rows are whole again and the new text
-//! is the ticket's alone. A description that changes is stored again by
+//! [`UNSHARE_HISTORY`] and [`UNSHARE_RECORDS`]); after that the rows are
+//! whole again and the new text is the ticket's alone. (Tickets are never
+//! deleted, so the text a row shares is always there.) A description that changes is stored again by
 //! the change anyway (its history entry's `from`), so nothing is lost by
 //! waiting until then.
 //!

@@ -31,6 +31,20 @@ const EARLIER_WRITE: &str = "SELECT operation_key, state, ticket_id, resource_id
 const LOCK_CONTENT: &str =
     "SELECT pg_advisory_xact_lock(hashtextextended($1 || ':' || $2 || ':' || $3, 0))";
 
+/// Run before [`EARLIER_WRITE`] on PostgreSQL, inside its transaction: the
+/// plans that answer it without a sort (the content index; the tenant's
+/// newest first, when one content dominates) are then the only ones left.
+///
+/// Why: until a table has statistics (a new database's first minute,
+/// before autovacuum's first `ANALYZE`; a new tenant that grows fast
+/// between two), the planner estimates one matching row for every index
+/// that starts with the tenant and the action, and picks the primary key
+/// for being smaller, then sorts what it found: every row of the tenant's
+/// action, read on every create. Measured: 1.0k-1.5k REST creates/s at 16
+/// clients on a fresh database against 2.8k with the guard off, the
+/// primary key's scans reading 7.9M rows for 10k creates.
+const PREFER_SORTED_INDEX: &str = "SET LOCAL enable_sort = off";
+
 type EarlierRow = (String, String, Option<Uuid>, Option<Uuid>, OffsetDateTime);
 
 fn earlier(record: &OperationRecord, row: EarlierRow) -> Result<EarlierWrite, KitchenError> {
@@ -66,11 +80,20 @@ pub(crate) async fn earlier_write(
     record: &OperationRecord,
     since: OffsetDateTime,
 ) -> Result<Option<EarlierWrite>, KitchenError> {
-    let row: Option<EarlierRow> = on_db!(db, pool => {
-        bind_earlier!(sqlx::query_as(EARLIER_WRITE), record, since)
-            .fetch_optional(pool)
-            .await?
-    });
+    let row: Option<EarlierRow> = match db {
+        Db::Sqlite(pool) => {
+            bind_earlier!(sqlx::query_as(EARLIER_WRITE), record, since)
+                .fetch_optional(pool)
+                .await?
+        }
+        Db::Postgres(pool) => {
+            // It ends (nothing written) when dropped.
+            let mut tx = pool.begin_read_only(PREFER_SORTED_INDEX).await?;
+            bind_earlier!(sqlx::query_as(EARLIER_WRITE), record, since)
+                .fetch_optional(&mut *tx)
+                .await?
+        }
+    };
     row.map(|row| earlier(record, row)).transpose()
 }
 
@@ -89,6 +112,7 @@ pub(crate) async fn earlier_write_locked(
             .bind(record.fingerprint.hex())
             .execute(&mut **t)
             .await?;
+        sqlx::query(PREFER_SORTED_INDEX).execute(&mut **t).await?;
     }
     let row: Option<EarlierRow> = on_tx!(tx, conn => {
         bind_earlier!(sqlx::query_as(EARLIER_WRITE), record, since)

@@ -122,6 +122,20 @@ impl PgPool {
         }))
     }
 
+    /// Begins a read-only transaction whose first statement is `setting`
+    /// (a `SET LOCAL`), in one round trip. Reads take no row locks, so the
+    /// wait bound is not set.
+    pub(crate) async fn begin_read_only(&self, setting: &'static str) -> sqlx::Result<PgTx> {
+        let tx = self
+            .pool
+            .begin_with(AssertSqlSafe(format!("BEGIN READ ONLY; {setting}")))
+            .await?;
+        Ok(PgTx(PgTxConn {
+            tx,
+            pooled: self.pooled_begin.is_some(),
+        }))
+    }
+
     /// Closes every connection; pending work finishes first.
     pub(crate) async fn close(&self) {
         self.pool.close().await;

@@ -112,6 +112,7 @@ pub(crate) async fn earlier_write_locked(
             .bind(record.fingerprint.hex())
             .execute(&mut **t)
             .await?;
+        // Lasts to the write's end; what follows are inserts, which sort nothing.
         sqlx::query(PREFER_SORTED_INDEX).execute(&mut **t).await?;
     }
     let row: Option<EarlierRow> = on_tx!(tx, conn => {

@@ -13,6 +13,14 @@
 //! `UPDATE` follows. Constraints (history → ticket) are checked at the end
 //! of the statement, when every row is in.
 //!
+//! On SQLite the same write is one call into the group writer's
+//! transaction: the claim and each row as statements of one batch, each
+//! row inserted only if the statement before it inserted one (`WHERE
+//! changes() = 1`), so a taken key again inserts nothing. SQLite runs a
+//! connection's statements on a thread of its own, and the group writer
+//! is the one path every write takes there: one call instead of one per
+//! statement is fewer hand-overs between that thread and the server's.
+//!
 //! The SQL is built from the store's own statements ([`CLAIM`],
 //! [`INSERT_TICKET`], [`INSERT_HISTORY`]), never a copy of them.
 //!
@@ -124,10 +132,37 @@ pub(crate) async fn insert(
     Ok(())
 }
 
+/// Binds, to `$query` (the SQL of [`statement`] or [`batch`]), the claim
+/// of `$record` carrying `$result`, then each of `$rows` with its
+/// `$changes` (from [`changes_of`]). Returns early from the caller if a
+/// history row has no changes.
+macro_rules! bind_planned {
+    ($query:expr, $record:expr, $result:expr, $rows:expr, $changes:expr) => {{
+        let mut query = bind_claim!($query, $record, $result);
+        for (row, changes) in $rows.iter().zip($changes) {
+            query = match (row, changes) {
+                (NewRow::Ticket(ticket), _) => {
+                    bind_insert_ticket!(query, $record.tenant_id, ticket)
+                }
+                (NewRow::History(entry), Some(changes)) => {
+                    let stored = stored_changes(entry, changes, $rows);
+                    bind_history!(query, $record.tenant_id, entry, stored)
+                }
+                (NewRow::History(_), None) => {
+                    return Err(KitchenError::CorruptRecord(
+                        "a history row without its changes".into(),
+                    ));
+                }
+            };
+        }
+        query
+    }};
+}
+
 /// Claims `record` (which already carries its result) and inserts `rows`
-/// in one statement, its own transaction. `true` when this call claimed the
-/// key and everything is committed; `false` when another attempt recorded
-/// the key first (nothing was written).
+/// in one statement, its own transaction (PostgreSQL). `true` when this
+/// call claimed the key and everything is committed; `false` when another
+/// attempt recorded the key first (nothing was written).
 pub(crate) async fn claim_and_insert(
     pool: &PgPool,
     record: &OperationRecord,
@@ -138,46 +173,92 @@ pub(crate) async fn claim_and_insert(
     let result = write::stored_result(record, shared_description(rows));
     // Built only from the store's own constant statements and numbered
     // parameters: no caller text is ever part of it.
-    let mut query = bind_claim!(
+    let query = bind_planned!(
         sqlx::query_scalar::<_, i64>(sqlx::AssertSqlSafe(sql)),
         record,
-        result
+        result,
+        rows,
+        &changes
     );
-    for (row, changes) in rows.iter().zip(&changes) {
-        query = match (row, changes) {
-            (NewRow::Ticket(ticket), _) => bind_insert_ticket!(query, record.tenant_id, ticket),
-            (NewRow::History(entry), Some(changes)) => {
-                let stored = stored_changes(entry, changes, rows);
-                bind_history!(query, record.tenant_id, entry, stored)
-            }
-            (NewRow::History(_), None) => {
-                return Err(KitchenError::CorruptRecord(
-                    "a history row without its changes".into(),
-                ));
-            }
-        };
-    }
     let claimed = query.fetch_one(pool).await?;
     Ok(claimed == 1)
 }
 
-/// The one statement that claims a key and inserts rows made by
-/// `inserts` (each an `INSERT … VALUES (…)` of the store), answering how
-/// many keys it claimed (0 or 1).
+/// The same inside an open SQLite transaction (the group writer's), in
+/// one call: `true` when the key was claimed and every row inserted;
+/// `false` when the key was taken and nothing was inserted. The caller
+/// commits, or rolls back what an error left.
+pub(crate) async fn claim_and_insert_in(
+    tx: &mut WriteTx,
+    record: &OperationRecord,
+    rows: &[NewRow],
+) -> Result<bool, KitchenError> {
+    let WriteTx::Sqlite(conn) = tx else {
+        return Err(KitchenError::CorruptRecord(
+            "a batch of SQLite statements reached a PostgreSQL transaction".into(),
+        ));
+    };
+    let sql = batch(rows.iter().map(NewRow::insert_statement));
+    let changes = changes_of(rows)?;
+    let result = write::stored_result(record, shared_description(rows));
+    // As above: the store's own statements and numbered parameters only.
+    let query = bind_planned!(
+        sqlx::query(sqlx::AssertSqlSafe(sql)),
+        record,
+        result,
+        rows,
+        &changes
+    );
+    // The rows each statement changed, added up: the claim and every row,
+    // or nothing at all.
+    match query.execute(&mut **conn).await?.rows_affected() {
+        0 => Ok(false),
+        n if n == 1 + rows.len() as u64 => Ok(true),
+        n => Err(KitchenError::CorruptRecord(format!(
+            "a planned write changed {n} rows, neither none nor its claim and {} rows",
+            rows.len()
+        ))),
+    }
+}
+
+/// Each of `inserts` (an `INSERT … VALUES (…)` of the store) as its head
+/// (`INSERT INTO t (…)`) and its values renumbered as the parameters that
+/// follow the claim's and those of the inserts before it.
+fn after_the_claim<'s>(inserts: impl IntoIterator<Item = &'s str>) -> Vec<(&'s str, String)> {
+    let mut next_param = CLAIM.matches('$').count() + 1;
+    inserts
+        .into_iter()
+        .map(|insert| {
+            let (head, values) = insert.split_once(" VALUES ").unwrap_or((insert, "")); // every store INSERT has VALUES; tested below
+            let count = values.matches('$').count();
+            let params = (next_param..next_param + count)
+                .map(|n| format!("${n}"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            next_param += count;
+            (head, params)
+        })
+        .collect()
+}
+
+/// The one statement (PostgreSQL) that claims a key and inserts rows made
+/// by `inserts`, answering how many keys it claimed (0 or 1).
 pub(crate) fn statement<'s>(inserts: impl IntoIterator<Item = &'s str>) -> String {
     let mut sql = format!("WITH claim AS ({CLAIM} RETURNING 1)");
-    let mut next_param = CLAIM.matches('$').count() + 1;
-    for (i, insert) in inserts.into_iter().enumerate() {
-        let (head, values) = insert.split_once(" VALUES ").unwrap_or((insert, "")); // every store INSERT has VALUES; tested below
-        let count = values.matches('$').count();
-        let params = (next_param..next_param + count)
-            .map(|n| format!("${n}"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        next_param += count;
+    for (i, (head, params)) in after_the_claim(inserts).into_iter().enumerate() {
         sql.push_str(&format!(", row{i} AS ({head} SELECT {params} FROM claim)"));
     }
     sql.push_str(" SELECT count(*) FROM claim");
+    sql
+}
+
+/// The batch (SQLite) that claims a key and inserts rows made by
+/// `inserts`, each only if the statement before it inserted its row.
+fn batch<'s>(inserts: impl IntoIterator<Item = &'s str>) -> String {
+    let mut sql = CLAIM.to_string();
+    for (head, params) in after_the_claim(inserts) {
+        sql.push_str(&format!("; {head} SELECT {params} WHERE changes() = 1"));
+    }
     sql
 }
 
@@ -200,6 +281,22 @@ mod tests {
         );
         assert!(sql.ends_with(" SELECT count(*) FROM claim"));
         assert!(!sql.contains("VALUES ($14"), "{sql}");
+    }
+
+    #[test]
+    fn the_batch_inserts_each_row_only_after_the_statement_before_inserted_one() {
+        let sql = batch([INSERT_TICKET, INSERT_HISTORY]);
+        assert!(sql.starts_with(CLAIM), "{sql}");
+        assert!(sql.contains("; INSERT INTO tickets"), "{sql}");
+        assert!(sql.contains(
+            "SELECT $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26 WHERE changes() = 1; INSERT INTO ticket_history"
+        ), "{sql}");
+        assert!(
+            sql.ends_with(
+                "SELECT $27, $28, $29, $30, $31, $32, $33, $34, $35, $36 WHERE changes() = 1"
+            ),
+            "{sql}"
+        );
     }
 
     #[test]

@@ -89,6 +89,28 @@ impl Statements for CapPages {
     }
 }
 
+/// A job that lifts its connection's page cap to SQLite's largest.
+struct UncapPages;
+
+impl Statements for UncapPages {
+    type Answer = ();
+
+    fn run<'t>(
+        &'t mut self,
+        tx: &'t mut WriteTx,
+    ) -> BoxFuture<'t, Result<(Verdict, ()), crate::KitchenError>> {
+        Box::pin(async move {
+            let WriteTx::Sqlite(tx) = tx else {
+                unreachable!("the group writer is SQLite's");
+            };
+            sqlx::query("PRAGMA max_page_count = 4294967294")
+                .execute(&mut **tx)
+                .await?;
+            Ok((Verdict::Keep, ()))
+        })
+    }
+}
+
 /// Lists a title under a hook (`fail` or `break`), making the list if need
 /// be.
 const REMEMBER_TITLE: [&str; 2] = [
@@ -186,6 +208,24 @@ impl Kitchen {
             .submit(CapPages)
             .await
             .expect("cap the writer's pages");
+    }
+
+    /// Lifts [`Kitchen::fill_writer_disk_for_test`]'s cap, as freeing space
+    /// would (test support); nothing to lift once the writer replaced that
+    /// connection.
+    ///
+    /// # Panics
+    /// When this kitchen has no group writer (PostgreSQL).
+    pub async fn free_writer_disk_for_test(&self) {
+        let writer = self
+            .engine
+            .writer
+            .clone()
+            .expect("a kitchen with a group writer");
+        writer
+            .submit(UncapPages)
+            .await
+            .expect("lift the cap on the writer's pages");
     }
 
     /// From now on, inserting a ticket titled `title` fails with a database

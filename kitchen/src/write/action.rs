@@ -77,10 +77,12 @@ pub(crate) trait WriteAction: RetrySafeWrite<Result: WriteResult> {
     ) -> impl Future<Output = Result<Result<Applied<Self::Result>, Refusal>, KitchenError>> + Send;
 
     /// The write's result and rows when they follow from the command alone,
-    /// with nothing to read first (a create). Then, on PostgreSQL, the
-    /// engine claims the key and inserts the rows in one statement instead
-    /// of running [`WriteAction::apply`], which must write exactly these
-    /// rows. `None` (the default) for a write that reads first.
+    /// with nothing to read first (a create). Then the engine claims the
+    /// key and inserts the rows together (one statement on PostgreSQL, one
+    /// call in SQLite's group writer) instead of running
+    /// [`WriteAction::apply`], which must write exactly these rows, and
+    /// reads nothing before. `None` (the default) for a write that reads
+    /// first.
     fn planned(command: &Self::Command, write: &WriteContext) -> Option<Planned<Self::Result>> {
         let _ = (command, write);
         None

@@ -25,7 +25,7 @@ pub(crate) struct Applied<R> {
 }
 
 /// A write known before anything is read: see `WriteAction::planned`.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Planned<R> {
     /// The result, frozen as the operation's snapshot.
     pub(crate) result: R,

@@ -11,6 +11,7 @@ use crate::domain::fault::Written;
 use crate::domain::operation::{OperationKey, OperationRecord, OperationState, ResultSnapshot};
 use crate::outcome::{Outcome, RETRY_AFTER, Receipt, Refusal};
 use crate::store::group_commit::{BoxFuture, GroupWriter, JobError, Statements, Verdict};
+use crate::store::postgres::PgPool;
 use crate::store::write::WriteTx;
 use crate::store::{self, Db, is_lock_timeout, write};
 
@@ -102,10 +103,12 @@ impl Engine {
         // its record committed together and never change), so one indexed
         // read decides replay or conflict without a write transaction. This
         // is not check-then-insert: when no record is found, the claim below
-        // still decides, and its unique key settles any race. A write that
-        // claims in one statement skips it: that statement tells a taken key
-        // just as well, and a new key (the common case) then costs exactly
-        // one round trip.
+        // still decides, and its unique key settles any race. A planned
+        // write skips it: its claim, which comes with its rows (one
+        // statement on PostgreSQL, one call in SQLite's group writer), tells
+        // a taken key just as well, and a new key (the common case) then
+        // costs no read. (A retry whose answer is in memory never gets
+        // here.)
         if planned.is_none()
             && let Some(original) = store::operations::find(&self.db, actor.tenant, A::ACTION, key)
                 .await
@@ -146,15 +149,14 @@ impl Engine {
         error.nothing_written()
     }
 
-    /// What `A` writes, when it is known before anything is read and this
-    /// database claims and writes it in one statement (PostgreSQL).
+    /// What `A` writes, when it is known before anything is read: its
+    /// claim then comes with its rows.
     fn planned<A: WriteAction>(
         &self,
         actor: Actor,
         record: &OperationRecord,
         command: &A::Command,
     ) -> Option<Planned<A::Result>> {
-        store::planned::in_one_statement(&self.db)?;
         A::planned(command, &WriteContext::of(actor, record))
     }
 
@@ -262,12 +264,22 @@ impl Engine {
         planned: Option<&Planned<A::Result>>,
         duplicates_since: Option<OffsetDateTime>,
     ) -> Result<Try<A::Result>, KitchenError> {
-        let tried = match (planned, &self.writer) {
-            (Some(planned), _) => self.try_in_one_statement(record, planned).await?,
-            (None, Some(writer)) => {
-                Self::try_in_group::<A>(writer, record, command, context, duplicates_since).await?
+        let one_statement = store::planned::in_one_statement(&self.db);
+        let tried = match (planned, &self.writer, one_statement) {
+            (Some(planned), _, Some(pool)) => {
+                Self::try_in_one_statement(pool, record, planned).await?
             }
-            (None, None) => {
+            (planned, Some(writer), _) => {
+                let attempt = GroupJob::<A> {
+                    record: record.clone(),
+                    command: command.clone(),
+                    context: context.clone(),
+                    planned: planned.cloned(),
+                    duplicates_since,
+                };
+                Self::try_in_group(writer, attempt).await?
+            }
+            (_, None, _) => {
                 self.try_alone::<A>(record, command, context, duplicates_since)
                     .await?
             }
@@ -282,15 +294,10 @@ impl Engine {
     /// A planned write: the claim and its rows in one statement, the result
     /// recorded with the claim.
     async fn try_in_one_statement<R: WriteResult>(
-        &self,
+        pool: &PgPool,
         record: &OperationRecord,
         planned: &Planned<R>,
     ) -> Result<Try<R>, KitchenError> {
-        let Some(pool) = store::planned::in_one_statement(&self.db) else {
-            return Err(KitchenError::CorruptRecord(
-                "a planned write reached a database that cannot write it in one statement".into(),
-            ));
-        };
         let (snapshot, operation) = planned_record(record, &planned.result, planned.ticket)?;
         // One statement that commits on its own: it is its own commit.
         if !store::planned::claim_and_insert(pool, &operation, &planned.rows)
@@ -311,17 +318,8 @@ impl Engine {
     /// that transaction committed.
     async fn try_in_group<A: WriteAction>(
         writer: &GroupWriter,
-        record: &OperationRecord,
-        command: &A::Command,
-        context: &WriteContext,
-        duplicates_since: Option<OffsetDateTime>,
+        attempt: GroupJob<A>,
     ) -> Result<Try<A::Result>, KitchenError> {
-        let attempt = GroupJob::<A> {
-            record: record.clone(),
-            command: command.clone(),
-            context: context.clone(),
-            duplicates_since,
-        };
         match writer.submit(attempt).await {
             Ok(tried) => Ok(tried),
             // Waited past the wait bound, in the queue or for the write
@@ -421,14 +419,21 @@ impl Engine {
         duplicates_since: Option<OffsetDateTime>,
     ) -> Result<(Verdict, Try<R>), KitchenError> {
         let (snapshot, operation) = planned_record(record, &planned.result, planned.ticket)?;
-        let shared = store::planned::shared_description(&planned.rows);
-        if !write::claim(tx, &operation, shared).await? {
-            return Ok((Verdict::Discard, Try::Taken));
+        if duplicates_since.is_none() {
+            // Nothing to read between the claim and the rows: one call.
+            if !store::planned::claim_and_insert_in(tx, &operation, &planned.rows).await? {
+                return Ok((Verdict::Discard, Try::Taken));
+            }
+        } else {
+            let shared = store::planned::shared_description(&planned.rows);
+            if !write::claim(tx, &operation, shared).await? {
+                return Ok((Verdict::Discard, Try::Taken));
+            }
+            if let Some(refused) = Self::refuse_duplicate(tx, record, duplicates_since).await? {
+                return Ok((Verdict::Discard, refused));
+            }
+            store::planned::insert(tx, operation.tenant_id, &planned.rows).await?;
         }
-        if let Some(refused) = Self::refuse_duplicate(tx, record, duplicates_since).await? {
-            return Ok((Verdict::Discard, refused));
-        }
-        store::planned::insert(tx, operation.tenant_id, &planned.rows).await?;
         Ok((
             Verdict::Keep,
             Try::Done(Outcome::Created(Receipt {
@@ -465,6 +470,9 @@ struct GroupJob<A: WriteAction> {
     record: OperationRecord,
     command: A::Command,
     context: WriteContext,
+    /// Its rows, when they are known before anything is read and nothing
+    /// is read between the claim and them.
+    planned: Option<Planned<A::Result>>,
     duplicates_since: Option<OffsetDateTime>,
 }
 
@@ -479,7 +487,13 @@ impl<A: WriteAction> Statements for GroupJob<A> {
             // A write known in advance (a create) claims with its result in
             // hand, so no `finish` follows: one statement fewer for each
             // write while the group holds the lock.
-            match A::planned(&self.command, &self.context) {
+            // A job runs once; a create the guard may refuse is planned
+            // here, its read between its claim and its rows.
+            let planned = self
+                .planned
+                .take()
+                .or_else(|| A::planned(&self.command, &self.context));
+            match planned {
                 Some(planned) => {
                     Engine::planned_statements(tx, &self.record, planned, self.duplicates_since)
                         .await

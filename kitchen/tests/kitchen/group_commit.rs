@@ -369,41 +369,58 @@ kitchen::on_both_databases!(a_held_key_past_the_wait_bound_answers_in_progress);
 
 /// A full disk (SQLite's real `SQLITE_FULL`, from a page cap on the
 /// writer's connection) fails the write that needs the space, as a storage
-/// fault with nothing written, and costs nothing else: the writer replaces
-/// its connection (which drops the cap, as freeing space would) and the
-/// next write commits. It used to keep the connection inside a
-/// transaction SQLite had already rolled back, so every later write failed
-/// until a restart.
+/// fault with nothing written, and costs nothing else: the writes that
+/// still fit commit, and once there is room again the same key makes the
+/// write. SQLite answers a full disk in two ways, and each write path
+/// meets one: a create (one batch of statements) loses only its statement,
+/// and its savepoint undoes its claim; an edit (statement by statement)
+/// loses the whole transaction, and the writer replaces its connection. It
+/// used to keep the connection inside a transaction SQLite had already
+/// rolled back, so every later write failed until a restart.
 async fn a_full_disk_fails_the_write_and_the_next_one_commits(db: TestDatabase) {
     let kitchen = db.kitchen_with(KitchenConfig::default()).await;
     let (tenant, _) = tenant_with_token(&kitchen, "acme").await;
-    created(
+    let before = created(
         kitchen
             .write::<CreateTicket>(tenant.id, &fresh_key(), &draft("ops", "Before"))
             .await
             .expect("create before the disk fills"),
-    );
+    )
+    .result;
     kitchen.fill_writer_disk_for_test().await;
     let big = TicketDraft {
         description: Some("x".repeat(10_000)),
         ..draft("ops", "Too big")
     };
-    let key = fresh_key();
-    let full = kitchen.write::<CreateTicket>(tenant.id, &key, &big).await;
-    let fault = full.as_ref().err().and_then(|e| e.storage_fault());
-    assert_eq!(
-        fault,
-        Some((StorageFault::CannotWrite, Written::Nothing)),
-        "a full disk is a storage fault that wrote nothing: {full:?}"
+    let big_edit = update(
+        before.id,
+        &format!(r#"{{"description": "{}"}}"#, "y".repeat(10_000)),
     );
-    assert_eq!(
-        kitchen
-            .operation(tenant.id, Action::CreateTicket, &key)
-            .await
-            .expect("lookup"),
-        None,
-        "nothing was recorded under the key"
-    );
+    let (create_key, edit_key) = (fresh_key(), fresh_key());
+    let full_create = kitchen
+        .write::<CreateTicket>(tenant.id, &create_key, &big)
+        .await;
+    let full_edit = kitchen
+        .write::<UpdateTicket>(tenant.id, &edit_key, &big_edit)
+        .await;
+    for (full, action, key) in [
+        (full_create.map(drop), Action::CreateTicket, &create_key),
+        (full_edit.map(drop), Action::UpdateTicket, &edit_key),
+    ] {
+        assert_eq!(
+            full.as_ref().err().and_then(|e| e.storage_fault()),
+            Some((StorageFault::CannotWrite, Written::Nothing)),
+            "a full disk is a storage fault that wrote nothing ({action:?}): {full:?}"
+        );
+        assert_eq!(
+            kitchen
+                .operation(tenant.id, action, key)
+                .await
+                .expect("lookup"),
+            None,
+            "nothing was recorded under the key ({action:?})"
+        );
+    }
     for title in ["After 1", "After 2"] {
         created(
             kitchen
@@ -412,11 +429,18 @@ async fn a_full_disk_fails_the_write_and_the_next_one_commits(db: TestDatabase) 
                 .expect("the writer serves again"),
         );
     }
+    kitchen.free_writer_disk_for_test().await;
     created(
         kitchen
-            .write::<CreateTicket>(tenant.id, &key, &big)
+            .write::<CreateTicket>(tenant.id, &create_key, &big)
             .await
-            .expect("the refused write, retried with its key"),
+            .expect("the refused create, retried with its key"),
+    );
+    created(
+        kitchen
+            .write::<UpdateTicket>(tenant.id, &edit_key, &big_edit)
+            .await
+            .expect("the refused edit, retried with its key"),
     );
     assert_eq!(ticket_count(&kitchen, tenant.id).await, 4);
 }

@@ -109,13 +109,10 @@ impl PgPool {
 
     /// Begins a transaction whose lock waits give up after the wait bound.
     pub(crate) async fn begin(&self) -> sqlx::Result<PgTx> {
-        let tx = match &self.pooled_begin {
-            Some(begin) => self.pool.begin_with(AssertSqlSafe(begin.clone())).await?,
-            // The wait bound is already every connection's `lock_timeout`
-            // (set at connect), so setting it again per transaction would
-            // only cost a round trip per write.
-            None => self.pool.begin().await?,
-        };
+        // Directly connected, the wait bound is already every connection's
+        // `lock_timeout` (set at connect), so setting it again per
+        // transaction would only cost a round trip per write.
+        let tx = self.begin_detached(self.pooled_begin.clone()).await?;
         Ok(PgTx(PgTxConn {
             tx,
             pooled: self.pooled_begin.is_some(),
@@ -127,13 +124,40 @@ impl PgPool {
     /// wait bound is not set.
     pub(crate) async fn begin_read_only(&self, setting: &'static str) -> sqlx::Result<PgTx> {
         let tx = self
-            .pool
-            .begin_with(AssertSqlSafe(format!("BEGIN READ ONLY; {setting}")))
+            .begin_detached(Some(format!("BEGIN READ ONLY; {setting}")))
             .await?;
         Ok(PgTx(PgTxConn {
             tx,
             pooled: self.pooled_begin.is_some(),
         }))
+    }
+
+    /// Begins a transaction with `begin` (sqlx's `BEGIN` when `None`) on a
+    /// task of its own, and hands it over.
+    ///
+    /// Why a task: sqlx queues a `ROLLBACK` for a dropped transaction only
+    /// once its `BEGIN` has been answered. A caller dropped while it waits
+    /// for that answer (an HTTP client that went away mid-request) would
+    /// put the connection back in the pool inside the transaction, and the
+    /// next statements on it would fail: "current transaction is aborted",
+    /// or, after a read-only one, a create refused as a write in a
+    /// read-only transaction (seen as 500s and 503s at the end of a load
+    /// run). A task runs to its end whatever becomes of its caller: the
+    /// transaction is handed over, or dropped and rolled back like any
+    /// other.
+    async fn begin_detached(
+        &self,
+        begin: Option<String>,
+    ) -> sqlx::Result<Transaction<'static, Postgres>> {
+        let pool = self.pool.clone();
+        tokio::spawn(async move {
+            match begin {
+                Some(begin) => pool.begin_with(AssertSqlSafe(begin)).await,
+                None => pool.begin().await,
+            }
+        })
+        .await
+        .map_err(|e| sqlx::Error::Io(std::io::Error::other(e)))?
     }
 
     /// Closes every connection; pending work finishes first.
@@ -381,6 +405,38 @@ impl<'c> Executor<'c> for &'c mut PgTxConn {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A caller that goes away at any moment of a `BEGIN` leaves no
+    /// transaction behind on the pool's one connection: a write after it
+    /// runs outside any transaction. (Before `begin_detached`, a caller
+    /// dropped while waiting for the answer to `BEGIN READ ONLY` left the
+    /// connection inside it, and the write failed.)
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_begin_whose_caller_went_away_leaves_no_transaction_behind() {
+        let db = crate::testing::TestDatabase::postgres().await;
+        let config = KitchenConfig {
+            max_connections: 1,
+            ..KitchenConfig::default()
+        };
+        let pool = PgPool::connect(db.url(), &config).await.expect("connect");
+        for polls in 1..200 {
+            let mut begin = Box::pin(pool.begin_read_only("SET LOCAL enable_sort = off"));
+            for _ in 0..polls {
+                if futures::poll!(begin.as_mut()).is_ready() {
+                    break;
+                }
+                tokio::task::yield_now().await;
+            }
+            drop(begin);
+            let wrote = sqlx::query("CREATE TEMPORARY TABLE IF NOT EXISTS t (x int)")
+                .execute(&pool)
+                .await;
+            assert!(
+                wrote.is_ok(),
+                "after a begin dropped at poll {polls}: {wrote:?}"
+            );
+        }
+    }
 
     /// The number must be sqlx's, or an earlier release and this one could
     /// migrate at once. sqlx's test vector: its lock id for "sqlx_test"...

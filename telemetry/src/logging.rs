@@ -4,6 +4,8 @@
 //! transport), as human-readable lines or JSON. When an OTLP endpoint is
 //! configured, spans are exported too, with their fields as attributes.
 
+use std::io::IsTerminal as _;
+
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::trace::SdkTracerProvider;
 use tracing_subscriber::layer::SubscriberExt;
@@ -59,7 +61,11 @@ pub fn init(format: LogFormat, otlp: Option<&OtlpTarget>) -> OtlpGuard {
         EnvFilter::try_from_default_env()
             .unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,rmcp=warn"))
     };
-    let fmt = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    // Colours only for a person watching a terminal: escape codes in a
+    // file or a log pipeline are noise, and writing them costs every line.
+    let fmt = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal());
     let fmt = match format {
         LogFormat::Human => fmt.boxed(),
         LogFormat::Json => fmt.json().boxed(),

@@ -643,7 +643,13 @@ async fn an_effect_given_up_on_ends_unknown(db: TestDatabase) {
     let acme = app.tenant("acme").await;
     let client = client(&app, &acme.token, true).await;
     provider.fail_next_dispatch(DispatchFault::CommitThenLose);
-    provider.fail_next_lookup(LookupFault::Fail);
+    // Several failing searches, not one: the task's status reads may
+    // search before the reconciler does (on a loaded machine they did,
+    // took the one failure, and the reconciler's search then found the
+    // ticket). Whichever search comes first, the reconciler's fails.
+    for _ in 0..4 {
+        provider.fail_next_lookup(LookupFault::Fail);
+    }
     let key = fresh_key();
     let created = task(call_once(&client, "create_ticket", create_args(&key, "Disk full")).await);
     // The server's reconciler (every millisecond here) makes that search.

@@ -61,10 +61,16 @@ impl Statements for Hold {
     }
 }
 
-/// A job that caps its connection's database at the pages it has now.
-struct CapPages;
+/// A job that sets its connection's page cap.
+enum PageCap {
+    /// At the pages the database has now: the next write that needs a new
+    /// page fails with `SQLITE_FULL`.
+    AtCurrentSize,
+    /// At SQLite's largest, as freeing space would.
+    Lifted,
+}
 
-impl Statements for CapPages {
+impl Statements for PageCap {
     type Answer = ();
 
     fn run<'t>(
@@ -75,37 +81,21 @@ impl Statements for CapPages {
             let WriteTx::Sqlite(tx) = tx else {
                 unreachable!("the group writer is SQLite's");
             };
-            let (pages,): (i64,) = sqlx::query_as("PRAGMA page_count")
-                .fetch_one(&mut **tx)
-                .await?;
-            // An integer the database itself answered: nothing to inject.
+            let pages: i64 = match self {
+                PageCap::AtCurrentSize => {
+                    sqlx::query_scalar("PRAGMA page_count")
+                        .fetch_one(&mut **tx)
+                        .await?
+                }
+                PageCap::Lifted => 4_294_967_294,
+            };
+            // An integer the database itself answered, or a constant:
+            // nothing to inject.
             sqlx::query(sqlx::AssertSqlSafe(format!(
                 "PRAGMA max_page_count = {pages}"
             )))
             .execute(&mut **tx)
             .await?;
-            Ok((Verdict::Keep, ()))
-        })
-    }
-}
-
-/// A job that lifts its connection's page cap to SQLite's largest.
-struct UncapPages;
-
-impl Statements for UncapPages {
-    type Answer = ();
-
-    fn run<'t>(
-        &'t mut self,
-        tx: &'t mut WriteTx,
-    ) -> BoxFuture<'t, Result<(Verdict, ()), crate::KitchenError>> {
-        Box::pin(async move {
-            let WriteTx::Sqlite(tx) = tx else {
-                unreachable!("the group writer is SQLite's");
-            };
-            sqlx::query("PRAGMA max_page_count = 4294967294")
-                .execute(&mut **tx)
-                .await?;
             Ok((Verdict::Keep, ()))
         })
     }
@@ -199,15 +189,7 @@ impl Kitchen {
     /// # Panics
     /// When this kitchen has no group writer (PostgreSQL).
     pub async fn fill_writer_disk_for_test(&self) {
-        let writer = self
-            .engine
-            .writer
-            .clone()
-            .expect("a kitchen with a group writer");
-        writer
-            .submit(CapPages)
-            .await
-            .expect("cap the writer's pages");
+        self.set_writer_page_cap(PageCap::AtCurrentSize).await;
     }
 
     /// Lifts [`Kitchen::fill_writer_disk_for_test`]'s cap, as freeing space
@@ -217,15 +199,19 @@ impl Kitchen {
     /// # Panics
     /// When this kitchen has no group writer (PostgreSQL).
     pub async fn free_writer_disk_for_test(&self) {
+        self.set_writer_page_cap(PageCap::Lifted).await;
+    }
+
+    async fn set_writer_page_cap(&self, cap: PageCap) {
         let writer = self
             .engine
             .writer
             .clone()
             .expect("a kitchen with a group writer");
         writer
-            .submit(UncapPages)
+            .submit(cap)
             .await
-            .expect("lift the cap on the writer's pages");
+            .expect("set the cap on the writer's pages");
     }
 
     /// From now on, inserting a ticket titled `title` fails with a database

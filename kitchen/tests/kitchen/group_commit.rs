@@ -175,14 +175,7 @@ async fn a_refusal_in_a_group_leaves_the_others_alone(db: TestDatabase) {
         (Action::TransitionTicket, &forbidden),
         (Action::TransitionTicket, &closing),
     ] {
-        assert_eq!(
-            kitchen
-                .operation(tenant.id, action, key)
-                .await
-                .expect("lookup"),
-            None,
-            "a refused write left its key unused"
-        );
+        assert_unused(&kitchen, tenant.id, action, key, "a refused write").await;
     }
     assert_eq!(ticket_count(&kitchen, tenant.id).await, 3);
 }
@@ -412,14 +405,7 @@ async fn a_full_disk_fails_the_write_and_the_next_one_commits(db: TestDatabase) 
             Some((StorageFault::CannotWrite, Written::Nothing)),
             "a full disk is a storage fault that wrote nothing ({action:?}): {full:?}"
         );
-        assert_eq!(
-            kitchen
-                .operation(tenant.id, action, key)
-                .await
-                .expect("lookup"),
-            None,
-            "nothing was recorded under the key ({action:?})"
-        );
+        assert_unused(&kitchen, tenant.id, action, key, "a full disk").await;
     }
     for title in ["After 1", "After 2"] {
         created(
@@ -443,6 +429,24 @@ async fn a_full_disk_fails_the_write_and_the_next_one_commits(db: TestDatabase) 
             .expect("the refused edit, retried with its key"),
     );
     assert_eq!(ticket_count(&kitchen, tenant.id).await, 4);
+}
+
+/// Nothing is recorded under `key` for `action`: `why` left it unused.
+async fn assert_unused(
+    kitchen: &Kitchen,
+    tenant: kitchen::TenantId,
+    action: Action,
+    key: &OperationKey,
+    why: &str,
+) {
+    assert_eq!(
+        kitchen
+            .operation(tenant, action, key)
+            .await
+            .expect("lookup"),
+        None,
+        "{why} left its key unused ({action:?})"
+    );
 }
 
 /// The group writer is SQLite's: on PostgreSQL a write is one transaction

@@ -31,6 +31,7 @@
 
 use std::convert::Infallible;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -43,7 +44,6 @@ use rmcp::transport::streamable_http_server::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use serde_json::{Value, json};
 use telemetry::Metrics;
-use tower::ServiceExt;
 
 use crate::tools::TicketTools;
 
@@ -113,6 +113,13 @@ pub(crate) type Rmcp = StreamableHttpService<TicketTools, NeverSessionManager>;
 /// module docs. A tower service, for `Router::nest_service`.
 #[derive(Clone)]
 pub struct McpEndpoint {
+    /// One handle per request: rmcp's service clones its whole
+    /// configuration (the allowed hosts and origins among it) when cloned,
+    /// and a request used to clone it twice, measurably.
+    shared: Arc<Edge>,
+}
+
+struct Edge {
     inner: Rmcp,
     limits: McpLimits,
     challenges: Challenges,
@@ -127,10 +134,12 @@ impl McpEndpoint {
         metrics: Metrics,
     ) -> Self {
         Self {
-            inner,
-            limits,
-            challenges,
-            metrics,
+            shared: Arc::new(Edge {
+                inner,
+                limits,
+                challenges,
+                metrics,
+            }),
         }
     }
 }
@@ -145,23 +154,19 @@ impl tower::Service<Request<Body>> for McpEndpoint {
     }
 
     fn call(&mut self, request: Request<Body>) -> Self::Future {
-        let (inner, limits, challenges, metrics) = (
-            self.inner.clone(),
-            self.limits,
-            self.challenges.clone(),
-            self.metrics.clone(),
-        );
-        Box::pin(async move { Ok(answer(inner, limits, &challenges, &metrics, request).await) })
+        let edge = Arc::clone(&self.shared);
+        Box::pin(async move { Ok(answer(&edge, request).await) })
     }
 }
 
-async fn answer(
-    inner: Rmcp,
-    limits: McpLimits,
-    challenges: &Challenges,
-    metrics: &Metrics,
-    request: Request<Body>,
-) -> Response<Body> {
+async fn answer(edge: &Edge, request: Request<Body>) -> Response<Body> {
+    let Edge {
+        inner,
+        limits,
+        challenges,
+        metrics,
+    } = edge;
+    let limits = *limits;
     // Only a JSON POST carries a message; anything else (GET, DELETE, a
     // wrong Content-Type, a foreign Host) is rmcp's to refuse, and its
     // refusal is translated below.
@@ -226,11 +231,8 @@ async fn answer(
     )
 }
 
-async fn call(inner: Rmcp, request: Request<Body>) -> Response<Body> {
-    match inner.oneshot(request).await {
-        Ok(response) => response.map(Body::new),
-        Err(never) => match never {},
-    }
+async fn call(inner: &Rmcp, request: Request<Body>) -> Response<Body> {
+    inner.handle(request).await.map(Body::new)
 }
 
 /// A `403` for a caller whose scopes do not cover `needs`, if it lacks

@@ -9,6 +9,7 @@ use std::time::Instant;
 use axum::body::{Body, Bytes};
 use http::{Response, header};
 use http_body_util::BodyExt;
+use serde::Deserialize;
 use serde_json::Value;
 use telemetry::{McpError, McpOperation, Metrics};
 
@@ -90,13 +91,34 @@ impl Called {
     }
 }
 
+/// The two members of a JSON-RPC answer its measurement reads. Every other
+/// member (a tool's whole result) is skipped while parsing, not built: an
+/// answer read into a `Value` was a tree of allocations per call, only to
+/// look at two of its leaves.
+#[derive(Deserialize)]
+struct Answer {
+    error: Option<AnswerError>,
+    result: Option<AnswerResult>,
+}
+
+#[derive(Deserialize)]
+struct AnswerError {
+    code: i64,
+}
+
+#[derive(Deserialize)]
+struct AnswerResult {
+    #[serde(rename = "isError")]
+    is_error: Option<bool>,
+}
+
 /// How the JSON-RPC answer `bytes` failed, if it did.
 fn failure(bytes: &Bytes) -> Option<McpError> {
-    let answer: Value = serde_json::from_slice(bytes).ok()?;
-    if let Some(code) = answer.pointer("/error/code").and_then(Value::as_i64) {
-        return Some(McpError::JsonRpc(code));
+    let answer: Answer = serde_json::from_slice(bytes).ok()?;
+    if let Some(error) = answer.error {
+        return Some(McpError::JsonRpc(error.code));
     }
-    (answer.pointer("/result/isError") == Some(&Value::Bool(true))).then_some(McpError::Tool)
+    (answer.result?.is_error == Some(true)).then_some(McpError::Tool)
 }
 
 #[cfg(test)]
@@ -122,6 +144,31 @@ mod tests {
         assert_eq!(
             failure(&bytes(json!({"jsonrpc":"2.0","id":1,"result":{}}))),
             None
+        );
+        // A whole answer: every other member is skipped, whatever its shape.
+        let result = json!({
+            "content": [{"type": "text", "text": "{\"status\":\"replayed\"}"}],
+            "structuredContent": {"status": "replayed", "ticket": {"labels": ["a", "b"]}},
+            "_meta": {"io.modelcontextprotocol/failure": null},
+        });
+        assert_eq!(
+            failure(&bytes(
+                json!({"jsonrpc":"2.0","id":"x","result":result.clone()})
+            )),
+            None
+        );
+        let mut failed = result;
+        failed["isError"] = json!(true);
+        assert_eq!(
+            failure(&bytes(json!({"jsonrpc":"2.0","id":"x","result":failed}))),
+            Some(McpError::Tool)
+        );
+        assert_eq!(
+            failure(&bytes(json!({
+                "jsonrpc":"2.0","id":2,
+                "error":{"code":-32001,"message":"stopped waiting","data":{"retryable":true}}
+            }))),
+            Some(McpError::JsonRpc(-32001))
         );
         let headers = http::HeaderMap::new();
         let call =

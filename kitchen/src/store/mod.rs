@@ -132,6 +132,16 @@ pub(crate) fn sqlite_pool_options(config: &KitchenConfig) -> SqlitePoolOptions {
         // Fail fast: a file that cannot be opened costs a caller this long,
         // not sqlx's default 30 s.
         .acquire_timeout(config.acquire_timeout)
+        // No ping before each use. sqlx already pings every connection as it
+        // comes back to the pool (and drops one whose thread has died); a
+        // SQLite connection is a file opened in this process, with no other
+        // end to hang up while it sits idle; and the ping is a hand-over to
+        // the connection's own thread and back, paid on the caller's path
+        // by every read (the guard's after each create among them): REST
+        // creates at 16 clients 2.70k -> 2.80k/s with 10 % less server CPU
+        // each, at 64 3.3k -> 3.6k/s (p99 31-33 -> 28-30 ms). PostgreSQL
+        // keeps it: a failover kills idle connections.
+        .test_before_acquire(false)
         // A connection whose transaction did not end cleanly goes, rather
         // than back to the pool. When a COMMIT fails (a full disk), SQLite
         // may already have rolled the transaction back, so the ROLLBACK

@@ -2,7 +2,9 @@
 # Where does a request's time go? Runs one workload under wrk (the client
 # bench.sh uses) against a release server at one concurrency, and reports
 # (1) the CPU each party used during the run (server, PostgreSQL backends,
-# wrk) and (2) the server's hottest functions, sampled with perf.
+# wrk), (2) the server's CPU per request answered, and (3) the server's
+# hottest functions, sampled with perf. The server logs at `warn` here, so
+# the per-attempt INFO line is not in these numbers.
 #
 # Usage: drivers/profile.sh [concurrency] [seconds] [workload] [postgres|sqlite] [rest|mcp]
 #        (defaults: 32 10 create postgres rest; workload is create or replay)
@@ -65,8 +67,8 @@ all=$((total1 - total0))
 {
     echo "$(tr a-z A-Z <<<"$door") $workload, $label, c=$c, ${seconds}s (wrk): $(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("%.0f req/s, p99 %.2f ms, %d failed" % (r["throughput"], r["latency_ms"]["p99"], r["errors"]))' "$out/wrk.json")"
     echo "CPU share of the machine (2 cores) during the run:"
-    python3 - "$all" "$((server1 - server0))" "$((pg1 - pg0))" "$load_ticks" "$((idle1 - idle0))" "$database" <<'PY'
-import sys
+    python3 - "$all" "$((server1 - server0))" "$((pg1 - pg0))" "$load_ticks" "$((idle1 - idle0))" "$database" "$out/wrk.json" "$(getconf CLK_TCK)" <<'PY'
+import json, sys
 total, server, pg, load, idle = map(int, sys.argv[1:6])
 parties = [("tickets server", server)]
 if sys.argv[6] == "postgres":
@@ -75,6 +77,11 @@ parties += [("wrk", load), ("idle", idle)]
 for name, t in parties:
     print(f"  {name:<20} {100 * t / total:5.1f}%")
 print(f"  {'other':<20} {100 * (total - sum(t for _, t in parties)) / total:5.1f}%")
+# Steadier than the rate on a shared machine: what one request cost the
+# server, whatever else ran beside it.
+requests = json.load(open(sys.argv[7]))["requests"]
+if requests:
+    print(f"Server CPU per request: {server / int(sys.argv[8]) / requests * 1e6:.1f} us")
 PY
     echo "Server's hottest functions (perf, self time):"
     perf report -i "$out/perf.data" --stdio --no-children --sort dso,symbol 2>/dev/null \

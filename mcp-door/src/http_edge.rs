@@ -119,6 +119,7 @@ pub struct McpEndpoint {
     shared: Arc<Edge>,
 }
 
+/// What every request to the endpoint shares.
 struct Edge {
     inner: Rmcp,
     limits: McpLimits,

@@ -13,11 +13,17 @@
 //! Each job keeps its own atomicity through a savepoint: its claim and its
 //! effect are released together, or rolled back together when the job says
 //! so (a refusal, a key already taken) or when one of its statements failed
-//! (that error goes to that job alone; the others go on). The group commits
-//! once, and only then is any job answered: an answer never reaches a caller
-//! before its effect is durable, and a crash loses only writes nobody was
-//! told about. If the commit (or the `BEGIN`) fails, no job of the group was
-//! acknowledged, so each gets the error and a retry is safe.
+//! (that error goes to that job alone; the others go on). A job's
+//! savepoint is opened, and the one before it released, by the job's first
+//! call when it can take them as its first statements
+//! ([`Statements::opens_savepoint`], a create's one batch), or else by the
+//! writer just before it: each call is a hand-over to SQLite's thread and
+//! back, paid while the group holds the lock, so a create costs one. The
+//! group commits once, and only then is any job answered: an answer never
+//! reaches a caller before its effect is durable, and a crash loses only
+//! writes nobody was told about. If the commit (or the `BEGIN`) fails, no
+//! job of the group was acknowledged, so each gets the error and a retry
+//! is safe.
 //!
 //! The wait bound holds as it did in the busy handler: a job that waited in
 //! the queue longer than the bound is not run ([`JobError::Busy`]), and a
@@ -73,17 +79,57 @@ pub(crate) enum Verdict {
     Discard,
 }
 
+/// The statements that open a job's savepoint: the group's first job's,
+/// and any other's (releasing the savepoint before, whether its job was
+/// kept or rolled back to it).
+const OPEN_FIRST: &str = "SAVEPOINT job";
+const OPEN_NEXT: &str = "RELEASE SAVEPOINT job; SAVEPOINT job";
+
+/// A job's savepoint: the statements that open it, and whether they ran.
+#[derive(Debug)]
+pub(crate) struct Savepoint {
+    opening: &'static str,
+    opened: bool,
+}
+
+impl Savepoint {
+    /// The statements that open it; they must be the first of the job's
+    /// first call.
+    pub(crate) fn opening(&self) -> &'static str {
+        self.opening
+    }
+
+    /// How many statements [`Savepoint::opening`] is.
+    pub(crate) fn opening_statements(&self) -> usize {
+        self.opening.split(';').count()
+    }
+
+    /// Notes that the opening statements completed.
+    pub(crate) fn opened(&mut self) {
+        self.opened = true;
+    }
+}
+
 /// One write's statements, run inside a transaction someone else began and
 /// will end.
 pub(crate) trait Statements: Send + 'static {
     /// What the caller is answered once the transaction committed.
     type Answer: Send + 'static;
 
+    /// Whether [`Statements::run`] opens the job's savepoint itself: its
+    /// first call begins with [`Savepoint::opening`], and it calls
+    /// [`Savepoint::opened`] once those statements completed. Otherwise
+    /// (the default) the writer opens it before `run`.
+    fn opens_savepoint(&mut self) -> bool {
+        false
+    }
+
     /// Runs the statements on `tx`: the answer, and whether to keep what
     /// they did. An error undoes them and is the job's answer.
     fn run<'t>(
         &'t mut self,
         tx: &'t mut WriteTx,
+        savepoint: &'t mut Savepoint,
     ) -> BoxFuture<'t, Result<(Verdict, Self::Answer), KitchenError>>;
 }
 
@@ -253,12 +299,17 @@ trait Job: Send {
     /// When it was submitted.
     fn queued_since(&self) -> Instant;
 
-    /// Runs its statements on `tx` and keeps their answer (or error) until
-    /// [`Job::answer`]. What to do with its savepoint.
-    fn run<'t>(&'t mut self, tx: &'t mut WriteTx) -> BoxFuture<'t, Verdict>;
+    /// Opens its savepoint with `opening` and runs its statements on `tx`,
+    /// keeping their answer (or error) until [`Job::answer`]. What the
+    /// writer does next.
+    fn run<'t>(&'t mut self, tx: &'t mut WriteTx, opening: &'static str)
+    -> BoxFuture<'t, AfterJob>;
 
     /// The storage fault its statements hit, if they failed with one.
     fn storage_fault(&self) -> Option<StorageFault>;
+
+    /// Its statements' error, with its causes, if they failed.
+    fn error(&self) -> Option<String>;
 
     /// Sends the kept answer: the group committed.
     fn answer(self: Box<Self>);
@@ -281,20 +332,50 @@ impl<S: Statements> Job for Pending<S> {
         self.queued_since
     }
 
-    fn run<'t>(&'t mut self, tx: &'t mut WriteTx) -> BoxFuture<'t, Verdict> {
+    fn run<'t>(
+        &'t mut self,
+        tx: &'t mut WriteTx,
+        opening: &'static str,
+    ) -> BoxFuture<'t, AfterJob> {
         Box::pin(async move {
-            let (verdict, kept) = match self.statements.run(tx).await {
+            let mut savepoint = Savepoint {
+                opening,
+                opened: false,
+            };
+            if !self.statements.opens_savepoint() {
+                if let Err(error) = execute(tx, opening).await {
+                    self.kept = Some(Err(error.into()));
+                    return AfterJob::FailGroup;
+                }
+                savepoint.opened();
+            }
+            let (verdict, kept) = match self.statements.run(tx, &mut savepoint).await {
                 Ok((verdict, answer)) => (verdict, Ok(answer)),
                 Err(error) => (Verdict::Discard, Err(error)),
             };
             self.kept = Some(kept);
-            verdict
+            match (verdict, savepoint.opened) {
+                (Verdict::Keep, true) => AfterJob::Go,
+                (Verdict::Discard, true) => AfterJob::RollBack,
+                // Its savepoint did not open (and its opening may have half
+                // run: the one before released, no new one), or statements
+                // ran without one: only the whole group can be undone, as
+                // when the writer's own opening fails.
+                (_, false) => AfterJob::FailGroup,
+            }
         })
     }
 
     fn storage_fault(&self) -> Option<StorageFault> {
         match &self.kept {
             Some(Err(error)) => error.storage_fault().map(|(fault, _)| fault),
+            _ => None,
+        }
+    }
+
+    fn error(&self) -> Option<String> {
+        match &self.kept {
+            Some(Err(error)) => Some(crate::error_chain(error)),
             _ => None,
         }
     }
@@ -442,31 +523,43 @@ async fn transact(db: &Db, jobs: &mut [Box<dyn Job>], wait: Duration) -> Result<
     }
 }
 
+/// What the writer does once a job ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AfterJob {
+    /// Goes on to the next job; the job's savepoint is released as the
+    /// next one opens (the last job's by the commit).
+    Go,
+    /// Rolls back to the job's savepoint first.
+    RollBack,
+    /// Gives the whole group up: its savepoints are not to be trusted.
+    FailGroup,
+}
+
 /// Runs each job under a savepoint, released or rolled back as it asks.
 ///
-/// One round trip between two jobs: releasing one savepoint and opening
-/// the next go together, and a rolled-back savepoint stays open for the
-/// next job as it is. The last job's savepoint is left to the commit.
+/// No call of the writer's own between two jobs that are kept and open
+/// their savepoints themselves; one before each job that does not, and one
+/// for each rollback. The last job's savepoint is left to the commit.
 async fn run_jobs(tx: &mut WriteTx, jobs: &mut [Box<dyn Job>]) -> Result<(), GroupFailure> {
-    let failed = |error, job_fault| GroupFailure {
-        error,
-        at_commit: false,
-        job_fault,
-    };
-    execute(tx, "SAVEPOINT job")
-        .await
-        .map_err(|e| failed(e, None))?;
-    let last = jobs.len().saturating_sub(1);
     for (i, job) in jobs.iter_mut().enumerate() {
-        let verdict = job.run(tx).await;
-        let boundary = match (verdict, i == last) {
-            (Verdict::Keep, false) => "RELEASE SAVEPOINT job; SAVEPOINT job",
-            (Verdict::Keep, true) => continue,
-            (Verdict::Discard, _) => "ROLLBACK TO SAVEPOINT job",
+        let opening = if i == 0 { OPEN_FIRST } else { OPEN_NEXT };
+        let error = match job.run(tx, opening).await {
+            AfterJob::Go => continue,
+            AfterJob::RollBack => match execute(tx, "ROLLBACK TO SAVEPOINT job").await {
+                Ok(()) => continue,
+                Err(e) => e,
+            },
+            AfterJob::FailGroup => sqlx::Error::Protocol(format!(
+                "a write's savepoint did not open: {}",
+                job.error()
+                    .unwrap_or_else(|| "its statements ran without one".into())
+            )),
         };
-        execute(tx, boundary)
-            .await
-            .map_err(|e| failed(e, job.storage_fault()))?;
+        return Err(GroupFailure {
+            error,
+            at_commit: false,
+            job_fault: job.storage_fault(),
+        });
     }
     Ok(())
 }
@@ -491,6 +584,7 @@ mod tests {
         fn run<'t>(
             &'t mut self,
             _tx: &'t mut WriteTx,
+            _savepoint: &'t mut Savepoint,
         ) -> BoxFuture<'t, Result<(Verdict, ()), KitchenError>> {
             self.0.store(true, Ordering::SeqCst);
             Box::pin(async { Ok((Verdict::Keep, ())) })

@@ -27,6 +27,9 @@
 //! The new ticket's description is stored once: the record's frozen answer
 //! and the ticket's history entry are stored around it (`shared_text.rs`).
 
+use futures::TryStreamExt as _;
+use sqlx::Either;
+
 use crate::KitchenError;
 use crate::domain::history::HistoryEntry;
 use crate::domain::operation::OperationRecord;
@@ -34,6 +37,7 @@ use crate::domain::tenant::TenantId;
 use crate::domain::ticket::Ticket;
 
 use super::Db;
+use super::group_commit::Savepoint;
 use super::history::{self, INSERT_HISTORY, bind_history};
 use super::operations::{CLAIM, bind_claim};
 use super::postgres::PgPool;
@@ -186,19 +190,26 @@ pub(crate) async fn claim_and_insert(
 
 /// The same inside an open SQLite transaction (the group writer's), in
 /// one call: `true` when the key was claimed and every row inserted;
-/// `false` when the key was taken and nothing was inserted. The caller
-/// commits, or rolls back what an error left.
+/// `false` when the key was taken and nothing was inserted. The call opens
+/// the job's savepoint first, and says so to `savepoint` once those
+/// statements completed. The caller commits, or rolls back to the
+/// savepoint what an error left.
 pub(crate) async fn claim_and_insert_in(
     tx: &mut WriteTx,
     record: &OperationRecord,
     rows: &[NewRow],
+    savepoint: &mut Savepoint,
 ) -> Result<bool, KitchenError> {
     let WriteTx::Sqlite(conn) = tx else {
         return Err(KitchenError::CorruptRecord(
             "a batch of SQLite statements reached a PostgreSQL transaction".into(),
         ));
     };
-    let sql = batch(rows.iter().map(NewRow::insert_statement));
+    let sql = format!(
+        "{}; {}",
+        savepoint.opening(),
+        batch(rows.iter().map(NewRow::insert_statement))
+    );
     let changes = changes_of(rows)?;
     let result = write::stored_result(record, shared_description(rows));
     // As above: the store's own statements and numbered parameters only.
@@ -209,9 +220,27 @@ pub(crate) async fn claim_and_insert_in(
         rows,
         &changes
     );
-    // The rows each statement changed, added up: the claim and every row,
-    // or nothing at all.
-    match query.execute(&mut **conn).await?.rows_affected() {
+    // One result per statement, in order, each as it completes: the
+    // savepoint's first, then the claim's and each row's. The rows each of
+    // those changed, added up: the claim and every row, or nothing at all.
+    // (Not the savepoint's: SQLite counts a statement that changes no row
+    // as the last one that did.)
+    let mut results = sqlx::Executor::fetch_many(&mut **conn, query);
+    for _ in 0..savepoint.opening_statements() {
+        let Some(Either::Left(_)) = results.try_next().await? else {
+            return Err(KitchenError::CorruptRecord(
+                "a planned write's batch did not open its savepoint first".into(),
+            ));
+        };
+    }
+    savepoint.opened();
+    let mut changed = 0;
+    while let Some(result) = results.try_next().await? {
+        if let Either::Left(done) = result {
+            changed += done.rows_affected();
+        }
+    }
+    match changed {
         0 => Ok(false),
         n if n == 1 + rows.len() as u64 => Ok(true),
         n => Err(KitchenError::CorruptRecord(format!(

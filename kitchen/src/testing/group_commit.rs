@@ -12,7 +12,7 @@ use tokio::task::JoinHandle;
 
 use crate::Kitchen;
 use crate::store::Db;
-use crate::store::group_commit::{BoxFuture, JobError, Statements, Verdict};
+use crate::store::group_commit::{BoxFuture, JobError, Savepoint, Statements, Verdict};
 use crate::store::write::WriteTx;
 
 /// The group writer, occupied by a job that waits inside its transaction
@@ -47,6 +47,7 @@ impl Statements for Hold {
     fn run<'t>(
         &'t mut self,
         _tx: &'t mut WriteTx,
+        _savepoint: &'t mut Savepoint,
     ) -> BoxFuture<'t, Result<(Verdict, ()), crate::KitchenError>> {
         Box::pin(async move {
             if let Some(started) = self.started.take() {
@@ -76,6 +77,7 @@ impl Statements for PageCap {
     fn run<'t>(
         &'t mut self,
         tx: &'t mut WriteTx,
+        _savepoint: &'t mut Savepoint,
     ) -> BoxFuture<'t, Result<(Verdict, ()), crate::KitchenError>> {
         Box::pin(async move {
             let WriteTx::Sqlite(tx) = tx else {

@@ -10,7 +10,9 @@ use crate::KitchenError;
 use crate::domain::fault::Written;
 use crate::domain::operation::{OperationKey, OperationRecord, OperationState, ResultSnapshot};
 use crate::outcome::{Outcome, RETRY_AFTER, Receipt, Refusal};
-use crate::store::group_commit::{BoxFuture, GroupWriter, JobError, Statements, Verdict};
+use crate::store::group_commit::{
+    BoxFuture, GroupWriter, JobError, Savepoint, Statements, Verdict,
+};
 use crate::store::postgres::PgPool;
 use crate::store::write::WriteTx;
 use crate::store::{self, Db, is_lock_timeout, write};
@@ -417,11 +419,15 @@ impl Engine {
         record: &OperationRecord,
         planned: Planned<R>,
         duplicates_since: Option<OffsetDateTime>,
+        savepoint: &mut Savepoint,
     ) -> Result<(Verdict, Try<R>), KitchenError> {
         let (snapshot, operation) = planned_record(record, &planned.result, planned.ticket)?;
         if duplicates_since.is_none() {
-            // Nothing to read between the claim and the rows: one call.
-            if !store::planned::claim_and_insert_in(tx, &operation, &planned.rows).await? {
+            // Nothing to read between the claim and the rows: one call,
+            // which opens the job's savepoint too.
+            if !store::planned::claim_and_insert_in(tx, &operation, &planned.rows, savepoint)
+                .await?
+            {
                 return Ok((Verdict::Discard, Try::Taken));
             }
         } else {
@@ -479,24 +485,40 @@ struct GroupJob<A: WriteAction> {
 impl<A: WriteAction> Statements for GroupJob<A> {
     type Answer = Try<A::Result>;
 
+    /// A planned write with nothing to read between its claim and its rows
+    /// is one batch, which opens the savepoint too.
+    fn opens_savepoint(&mut self) -> bool {
+        // A job runs once; a create the guard may refuse is planned here,
+        // its read between its claim and its rows.
+        if self.planned.is_none() {
+            self.planned = A::planned(&self.command, &self.context);
+        }
+        self.planned.is_some() && self.duplicates_since.is_none()
+    }
+
     fn run<'t>(
         &'t mut self,
         tx: &'t mut WriteTx,
+        savepoint: &'t mut Savepoint,
     ) -> BoxFuture<'t, Result<(Verdict, Try<A::Result>), KitchenError>> {
         Box::pin(async move {
             // A write known in advance (a create) claims with its result in
             // hand, so no `finish` follows: one statement fewer for each
             // write while the group holds the lock.
-            // A job runs once; a create the guard may refuse is planned
-            // here, its read between its claim and its rows.
             let planned = self
                 .planned
                 .take()
                 .or_else(|| A::planned(&self.command, &self.context));
             match planned {
                 Some(planned) => {
-                    Engine::planned_statements(tx, &self.record, planned, self.duplicates_since)
-                        .await
+                    Engine::planned_statements(
+                        tx,
+                        &self.record,
+                        planned,
+                        self.duplicates_since,
+                        savepoint,
+                    )
+                    .await
                 }
                 None => {
                     Engine::statements::<A>(

@@ -163,6 +163,8 @@ if [ "$status" -ne 0 ]; then
     tail -n 60 "$work/server.log"
     echo "--- authorization server log ---"
     tail -n 30 "$work/idp.log"
+    echo "--- the server without OAuth: log ---"
+    tail -n 30 "$work/plain.log"
     # Last, so that a shortened CI log still ends with what failed.
     echo "--- the checks that failed ---"
     grep -E '^FAIL' "$work/checks.log" || echo "(no FAIL line: see the output above)"

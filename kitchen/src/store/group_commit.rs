@@ -85,11 +85,23 @@ pub(crate) enum Verdict {
 const OPEN_FIRST: &str = "SAVEPOINT job";
 const OPEN_NEXT: &str = "RELEASE SAVEPOINT job; SAVEPOINT job";
 
-/// A job's savepoint: the statements that open it, and whether they ran.
+/// A job's savepoint: the statements that open it, and how far they got.
 #[derive(Debug)]
 pub(crate) struct Savepoint {
     opening: &'static str,
-    opened: bool,
+    state: Opening,
+}
+
+/// How far a savepoint's opening statements got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Opening {
+    /// Not sent: the transaction is as the job found it.
+    NotSent,
+    /// Sent and not known to have completed: the savepoint before may be
+    /// released with no new one in its place.
+    Sent,
+    /// Completed: the job's statements run under its own savepoint.
+    Opened,
 }
 
 impl Savepoint {
@@ -104,9 +116,15 @@ impl Savepoint {
         self.opening.split(';').count()
     }
 
+    /// Notes that the opening statements are being sent: from here, a
+    /// failure may have run part of them.
+    pub(crate) fn sending(&mut self) {
+        self.state = Opening::Sent;
+    }
+
     /// Notes that the opening statements completed.
     pub(crate) fn opened(&mut self) {
-        self.opened = true;
+        self.state = Opening::Opened;
     }
 }
 
@@ -117,7 +135,8 @@ pub(crate) trait Statements: Send + 'static {
     type Answer: Send + 'static;
 
     /// Whether [`Statements::run`] opens the job's savepoint itself: its
-    /// first call begins with [`Savepoint::opening`], and it calls
+    /// first call begins with [`Savepoint::opening`], it calls
+    /// [`Savepoint::sending`] just before that call and
     /// [`Savepoint::opened`] once those statements completed. Otherwise
     /// (the default) the writer opens it before `run`.
     fn opens_savepoint(&mut self) -> bool {
@@ -340,9 +359,10 @@ impl<S: Statements> Job for Pending<S> {
         Box::pin(async move {
             let mut savepoint = Savepoint {
                 opening,
-                opened: false,
+                state: Opening::NotSent,
             };
             if !self.statements.opens_savepoint() {
+                savepoint.sending();
                 if let Err(error) = execute(tx, opening).await {
                     self.kept = Some(Err(error.into()));
                     return AfterJob::FailGroup;
@@ -354,14 +374,18 @@ impl<S: Statements> Job for Pending<S> {
                 Err(error) => (Verdict::Discard, Err(error)),
             };
             self.kept = Some(kept);
-            match (verdict, savepoint.opened) {
-                (Verdict::Keep, true) => AfterJob::Go,
-                (Verdict::Discard, true) => AfterJob::RollBack,
-                // Its savepoint did not open (and its opening may have half
-                // run: the one before released, no new one), or statements
-                // ran without one: only the whole group can be undone, as
-                // when the writer's own opening fails.
-                (_, false) => AfterJob::FailGroup,
+            match (verdict, savepoint.state) {
+                (Verdict::Keep, Opening::Opened) => AfterJob::Go,
+                (Verdict::Discard, Opening::Opened) => AfterJob::RollBack,
+                // It failed before sending anything (its batch could not
+                // be encoded, say): nothing to undo, and its error is its
+                // answer alone.
+                (Verdict::Discard, Opening::NotSent) => AfterJob::NothingRan,
+                // Its opening may have half run (the savepoint before
+                // released, no new one), or it kept statements that ran
+                // without one: only the whole group can be undone, as when
+                // the writer's own opening fails.
+                (_, Opening::Sent) | (Verdict::Keep, Opening::NotSent) => AfterJob::FailGroup,
             }
         })
     }
@@ -531,6 +555,9 @@ enum AfterJob {
     Go,
     /// Rolls back to the job's savepoint first.
     RollBack,
+    /// Goes on to the next job: this one sent nothing, so the savepoint
+    /// open before it (if any) is still the open one.
+    NothingRan,
     /// Gives the whole group up: its savepoints are not to be trusted.
     FailGroup,
 }
@@ -541,12 +568,22 @@ enum AfterJob {
 /// their savepoints themselves; one before each job that does not, and one
 /// for each rollback. The last job's savepoint is left to the commit.
 async fn run_jobs(tx: &mut WriteTx, jobs: &mut [Box<dyn Job>]) -> Result<(), GroupFailure> {
-    for (i, job) in jobs.iter_mut().enumerate() {
-        let opening = if i == 0 { OPEN_FIRST } else { OPEN_NEXT };
+    // Whether a savepoint is open: the next job's opening releases it.
+    let mut open = false;
+    for job in jobs.iter_mut() {
+        let opening = if open { OPEN_NEXT } else { OPEN_FIRST };
         let error = match job.run(tx, opening).await {
-            AfterJob::Go => continue,
+            AfterJob::Go => {
+                open = true;
+                continue;
+            }
+            AfterJob::NothingRan => continue,
             AfterJob::RollBack => match execute(tx, "ROLLBACK TO SAVEPOINT job").await {
-                Ok(()) => continue,
+                // Rolled back to, it stays open.
+                Ok(()) => {
+                    open = true;
+                    continue;
+                }
                 Err(e) => e,
             },
             AfterJob::FailGroup => sqlx::Error::Protocol(format!(
@@ -588,6 +625,24 @@ mod tests {
         ) -> BoxFuture<'t, Result<(Verdict, ()), KitchenError>> {
             self.0.store(true, Ordering::SeqCst);
             Box::pin(async { Ok((Verdict::Keep, ())) })
+        }
+    }
+
+    /// Statements that open their savepoint themselves and fail before
+    /// sending anything, as a create whose batch cannot be encoded does.
+    struct FailsBeforeSending;
+
+    impl Statements for FailsBeforeSending {
+        type Answer = ();
+        fn opens_savepoint(&mut self) -> bool {
+            true
+        }
+        fn run<'t>(
+            &'t mut self,
+            _tx: &'t mut WriteTx,
+            _savepoint: &'t mut Savepoint,
+        ) -> BoxFuture<'t, Result<(Verdict, ()), KitchenError>> {
+            Box::pin(async { Err(KitchenError::CorruptRecord("cannot be encoded".into())) })
         }
     }
 
@@ -639,6 +694,59 @@ mod tests {
             "the job within the bound ran and committed"
         );
         assert!(fresh.ran.load(Ordering::SeqCst));
+    }
+
+    /// A job that failed before sending anything answers its own error;
+    /// the jobs around it still commit, the next one opening the first
+    /// savepoint when none was open before it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_job_failing_before_it_sends_anything_costs_only_itself() {
+        let test_db = TestDatabase::sqlite();
+        let db = Db::connect(test_db.url(), &KitchenConfig::default())
+            .await
+            .expect("connect");
+        let settings = GroupSettings {
+            group_max: 8,
+            wait_bound: Duration::from_secs(5),
+        };
+        let failing = || {
+            let (reply, answer) = oneshot::channel();
+            let job: Box<dyn Job> = Box::new(Pending {
+                statements: FailsBeforeSending,
+                queued_since: Instant::now(),
+                kept: None,
+                reply,
+            });
+            (job, answer)
+        };
+        // First in its group (no savepoint open yet), then between two
+        // jobs (one open).
+        let (first, first_answer) = failing();
+        let after_first = queued(Duration::ZERO);
+        let (middle, middle_answer) = failing();
+        let after_middle = queued(Duration::ZERO);
+
+        run_group(
+            db,
+            vec![first, after_first.job, middle, after_middle.job],
+            settings,
+        )
+        .await;
+
+        for answer in [first_answer, middle_answer] {
+            let answer = answer.await.expect("answered");
+            assert!(
+                matches!(
+                    answer,
+                    Err(JobError::Failed(KitchenError::CorruptRecord(_)))
+                ),
+                "the failing job answers its own error: {answer:?}"
+            );
+        }
+        for other in [after_first.answer, after_middle.answer] {
+            let answer = other.await.expect("answered");
+            assert!(matches!(answer, Ok(())), "the group committed: {answer:?}");
+        }
     }
 
     #[test]

@@ -225,6 +225,7 @@ pub(crate) async fn claim_and_insert_in(
     // those changed, added up: the claim and every row, or nothing at all.
     // (Not the savepoint's: SQLite counts a statement that changes no row
     // as the last one that did.)
+    savepoint.sending();
     let mut results = sqlx::Executor::fetch_many(&mut **conn, query);
     for _ in 0..savepoint.opening_statements() {
         let Some(Either::Left(_)) = results.try_next().await? else {

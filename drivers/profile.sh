@@ -2,8 +2,9 @@
 # Where does a request's time go? Runs one workload under wrk (the client
 # bench.sh uses) against a release server at one concurrency, and reports
 # (1) the CPU each party used during the run (server, PostgreSQL backends,
-# wrk), (2) the server's CPU per request answered, and (3) the server's
-# hottest functions, sampled with perf. The server logs at `warn` here, so
+# wrk), (2) the server's CPU per request answered, (3) how many answers the
+# server itself measured within 5, 25 and 100 ms, beside wrk's p99 and max,
+# and (4) the server's hottest functions, sampled with perf. The server logs at `warn` here, so
 # the per-attempt INFO line is not in these numbers.
 #
 # Usage: drivers/profile.sh [concurrency] [seconds] [workload] [postgres|sqlite] [rest|mcp]
@@ -49,6 +50,11 @@ token="$(DATABASE_URL="$url" "$bin/tickets" token issue profile 2>/dev/null)"
 
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 pg_ticks() { local t=0; for p in $(pgrep -x postgres); do t=$((t + $(ticks "$p"))); done; echo "$t"; }
+# The server's own measure of each answer (`http.server.request.duration`,
+# from routing to the answer), before and after: against wrk's, it tells
+# time in the handler from time spent waiting for a CPU or in the kernel.
+server_durations() { curl -fsS "$base/metrics" | grep '^http_server_request_duration_seconds_bucket' | grep 'http_request_method="POST"' || true; }
+server_durations > "$out/durations.before"
 server0=$(ticks $server); pg0=$(pg_ticks); idle0=$(awk '/^cpu / {print $5}' /proc/stat); total0=$(awk '/^cpu / {s=0; for (i=2;i<=NF;i++) s+=$i; print s}' /proc/stat)
 # wrk_run primes a replay key (one curl, before the window opens) and
 # prints wrk's JSON line; /usr/bin/time measures wrk's own CPU.
@@ -62,6 +68,7 @@ wait $load
 # The client's CPU seconds, as clock ticks (bash, curl and the priming
 # request count too: a few ms, a slight overcount).
 load_ticks=$(awk -v hz="$(getconf CLK_TCK)" '{printf "%d", ($1 + $2) * hz}' "$out/wrk.time")
+server_durations > "$out/durations.after"
 server1=$(ticks $server); pg1=$(pg_ticks); idle1=$(awk '/^cpu / {print $5}' /proc/stat); total1=$(awk '/^cpu / {s=0; for (i=2;i<=NF;i++) s+=$i; print s}' /proc/stat)
 all=$((total1 - total0))
 {
@@ -82,6 +89,24 @@ print(f"  {'other':<20} {100 * (total - sum(t for _, t in parties)) / total:5.1f
 requests = json.load(open(sys.argv[7]))["requests"]
 if requests:
     print(f"Server CPU per request: {server / int(sys.argv[8]) / requests * 1e6:.1f} us")
+PY
+    python3 - "$out/durations.before" "$out/durations.after" "$out/wrk.json" <<'PY'
+import json, re, sys
+from collections import Counter
+def buckets(path):
+    counts = Counter()
+    for line in open(path):
+        m = re.search(r'le="([^"]+)"\}\s+(\S+)', line)
+        if m:
+            counts[m.group(1)] += float(m.group(2))
+    return counts
+before, after = buckets(sys.argv[1]), buckets(sys.argv[2])
+run = {le: after[le] - before.get(le, 0) for le in after}
+total = run.get("+Inf", 0)
+if total:
+    wrk = json.load(open(sys.argv[3]))["latency_ms"]
+    within = ", ".join(f"{ms} ms {100 * run.get(le, 0) / total:.2f}%" for le, ms in (("0.005", 5), ("0.025", 25), ("0.1", 100)))
+    print(f"Answered by the server's own measure within {within} (wrk saw p99 {wrk['p99']:.1f} ms, max {wrk['max']:.1f} ms)")
 PY
     echo "Server's hottest functions (perf, self time):"
     perf report -i "$out/perf.data" --stdio --no-children --sort dso,symbol 2>/dev/null \

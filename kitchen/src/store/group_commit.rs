@@ -668,20 +668,27 @@ mod tests {
         Queued { job, ran, answer }
     }
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_job_queued_past_the_wait_bound_answers_busy_and_does_not_run() {
+    /// A fresh SQLite database (kept while the test runs) and its pool.
+    async fn fresh_db() -> (TestDatabase, Db) {
         let test_db = TestDatabase::sqlite();
         let db = Db::connect(test_db.url(), &KitchenConfig::default())
             .await
             .expect("connect");
-        let settings = GroupSettings {
-            group_max: 8,
-            wait_bound: Duration::from_secs(5),
-        };
+        (test_db, db)
+    }
+
+    const SETTINGS: GroupSettings = GroupSettings {
+        group_max: 8,
+        wait_bound: Duration::from_secs(5),
+    };
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_job_queued_past_the_wait_bound_answers_busy_and_does_not_run() {
+        let (_test_db, db) = fresh_db().await;
         let old = queued(Duration::from_secs(6));
         let fresh = queued(Duration::from_secs(1));
 
-        run_group(db, vec![old.job, fresh.job], settings).await;
+        run_group(db, vec![old.job, fresh.job], SETTINGS).await;
 
         let old_answer = old.answer.await.expect("answered");
         assert!(
@@ -701,14 +708,7 @@ mod tests {
     /// savepoint when none was open before it.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_job_failing_before_it_sends_anything_costs_only_itself() {
-        let test_db = TestDatabase::sqlite();
-        let db = Db::connect(test_db.url(), &KitchenConfig::default())
-            .await
-            .expect("connect");
-        let settings = GroupSettings {
-            group_max: 8,
-            wait_bound: Duration::from_secs(5),
-        };
+        let (_test_db, db) = fresh_db().await;
         let failing = || {
             let (reply, answer) = oneshot::channel();
             let job: Box<dyn Job> = Box::new(Pending {
@@ -729,7 +729,7 @@ mod tests {
         run_group(
             db,
             vec![first, after_first.job, middle, after_middle.job],
-            settings,
+            SETTINGS,
         )
         .await;
 

@@ -4,8 +4,8 @@
 # (1) the CPU each party used during the run (server, PostgreSQL backends,
 # wrk), (2) the server's CPU per request answered, (3) how many answers the
 # server itself measured within 5, 25 and 100 ms, beside wrk's p99 and max,
-# and (4) the server's hottest functions, sampled with perf. The server logs at `warn` here, so
-# the per-attempt INFO line is not in these numbers.
+# and (4) the server's hottest functions, sampled with perf. The server
+# logs at `warn` here, so the per-attempt INFO line is not in these numbers.
 #
 # Usage: drivers/profile.sh [concurrency] [seconds] [workload] [postgres|sqlite] [rest|mcp]
 #        (defaults: 32 10 create postgres rest; workload is create or replay)

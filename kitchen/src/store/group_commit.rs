@@ -79,9 +79,9 @@ pub(crate) enum Verdict {
     Discard,
 }
 
-/// The statements that open a job's savepoint: the group's first job's,
-/// and any other's (releasing the savepoint before, whether its job was
-/// kept or rolled back to it).
+/// The statements that open a job's savepoint: while none is open (the
+/// group's first job, or one after jobs that sent nothing), and while one
+/// is (releasing it, whether its job was kept or rolled back to it).
 const OPEN_FIRST: &str = "SAVEPOINT job";
 const OPEN_NEXT: &str = "RELEASE SAVEPOINT job; SAVEPOINT job";
 

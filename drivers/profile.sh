@@ -5,7 +5,9 @@
 # wrk), (2) the server's CPU per request answered, (3) how many answers the
 # server itself measured within 5, 25 and 100 ms, beside wrk's p99 and max,
 # and (4) the server's hottest functions, sampled with perf. The server
-# logs at `warn` here, so the per-attempt INFO line is not in these numbers.
+# logs at `warn` here, so the per-attempt INFO line is not in these numbers;
+# PROFILE_RUST_LOG sets another filter (`info,sqlx=warn,rmcp=warn` is the
+# shipped default, every line on).
 #
 # Usage: drivers/profile.sh [concurrency] [seconds] [workload] [postgres|sqlite] [rest|mcp]
 #        (defaults: 32 10 create postgres rest; workload is create or replay)
@@ -42,7 +44,7 @@ case "$database" in
 esac
 port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
 base="http://127.0.0.1:$port"
-DATABASE_URL="$url" DATABASE_MAX_CONNECTIONS=32 RUST_LOG=warn "$bin/tickets" serve --listen "127.0.0.1:$port" 2>"$out/server.log" &
+DATABASE_URL="$url" DATABASE_MAX_CONNECTIONS=32 RUST_LOG="${PROFILE_RUST_LOG:-warn}" "$bin/tickets" serve --listen "127.0.0.1:$port" 2>"$out/server.log" &
 server=$!
 for _ in $(seq 1 100); do curl -fsS "$base/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
 DATABASE_URL="$url" "$bin/tickets" tenant create profile >/dev/null 2>&1

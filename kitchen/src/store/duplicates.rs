@@ -16,13 +16,15 @@ use super::{Db, on_db};
 
 /// The newest write of `record`'s tenant, action and content under another
 /// key since `$6` that happened or may still happen (served by
-/// `operations_content_idx`).
+/// `operations_content_idx`). The key breaks a tie of `created_at`; being
+/// in the order, it also leaves that index the only one that yields the
+/// order without a sort (see [`PREFER_SORTED_INDEX`]).
 const EARLIER_WRITE: &str = "SELECT operation_key, state, ticket_id, resource_id, created_at \
      FROM operations \
      WHERE tenant_id = $1 AND action = $2 AND fingerprint = $3 AND fingerprint_version = $4 \
      AND operation_key <> $5 AND created_at >= $6 \
      AND state IN ('succeeded', 'in_progress', 'unknown') \
-     ORDER BY created_at DESC LIMIT 1";
+     ORDER BY created_at DESC, operation_key DESC LIMIT 1";
 
 /// Waits for, then holds until the transaction ends, a lock named after
 /// the content (tenant, action, fingerprint): two writes of the same
@@ -31,19 +33,26 @@ const EARLIER_WRITE: &str = "SELECT operation_key, state, ticket_id, resource_id
 const LOCK_CONTENT: &str =
     "SELECT pg_advisory_xact_lock(hashtextextended($1 || ':' || $2 || ':' || $3, 0))";
 
-/// Run before [`EARLIER_WRITE`] on PostgreSQL, inside its transaction: the
-/// plans that answer it without a sort (the content index; the tenant's
-/// newest first, when one content dominates) are then the only ones left.
+/// Run before [`EARLIER_WRITE`] on PostgreSQL, inside its transaction
+/// (one statement: it also runs inside the write's own): with sorts
+/// discouraged, the content index, the one index that yields the read's
+/// order, is the only plan left without a sort.
 ///
 /// Why: until a table has statistics (a new database's first minute,
-/// before autovacuum's first `ANALYZE`; a new tenant that grows fast
-/// between two), the planner estimates one matching row for every index
-/// that starts with the tenant and the action, and picks the primary key
-/// for being smaller, then sorts what it found: every row of the tenant's
-/// action, read on every create. Measured: 1.0k-1.5k REST creates/s at 16
-/// clients on a fresh database against 2.8k with the guard off, the
-/// primary key's scans reading 7.9M rows for 10k creates.
-const PREFER_SORTED_INDEX: &str = "SET LOCAL enable_sort = off";
+/// before autovacuum's first `ANALYZE`), the planner estimates one
+/// matching row for every index that starts with the tenant, and takes the
+/// smallest: the primary key, then a sort (before `enable_sort` was off:
+/// 1.0k-1.5k REST creates/s at 16 clients on a fresh database against 2.8k
+/// with the guard off, the primary key's scans reading 7.9M rows for 10k
+/// creates), or the tenant's newest first, which yields `created_at DESC`
+/// with no sort (before the key was in the order: 553-596 creates/s
+/// against 810-857 after, the tenant's newest first reading 5.4M-6.7M
+/// rows in 8 s). A connection keeps the plan it
+/// made in that first minute (a prepared statement's generic plan) until
+/// the first `ANALYZE`, so a wrong choice there is paid on every create.
+/// An incremental sort (on the tenant's newest first) is a sort too.
+const PREFER_SORTED_INDEX: &str = "SELECT set_config('enable_sort', 'off', true), \
+     set_config('enable_incremental_sort', 'off', true)";
 
 type EarlierRow = (String, String, Option<Uuid>, Option<Uuid>, OffsetDateTime);
 
@@ -155,4 +164,104 @@ pub(crate) async fn set_mode(
             .rows_affected()
     });
     Ok(done == 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sqlx::{Connection as _, PgConnection};
+
+    /// The read a connection keeps for the guard uses the content index,
+    /// even when the connection made its plan on a new, tiny table (as
+    /// every connection of a new database does in its first minute) and
+    /// the tenant's operations have grown since: a plan on the tenant's
+    /// newest first would read all of them on every create.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres_keeps_the_guards_read_on_the_content_index_from_a_new_table_on() {
+        let db = crate::testing::TestDatabase::postgres().await;
+        // Migrates it.
+        crate::Kitchen::connect(db.url(), crate::KitchenConfig::default())
+            .await
+            .expect("kitchen")
+            .close()
+            .await;
+        let mut conn = PgConnection::connect(db.url()).await.expect("connect");
+        let tenant = Uuid::now_v7();
+        sqlx::query("INSERT INTO tenants (id, name, created_at) VALUES ($1, 'acme', now())")
+            .bind(tenant)
+            .execute(&mut conn)
+            .await
+            .expect("tenant");
+        // `n` operations of the tenant, each with content of its own.
+        let add = async |conn: &mut PgConnection, from: i32, to: i32| {
+            sqlx::query(
+                "INSERT INTO operations (tenant_id, action, operation_key, fingerprint_version, \
+                 fingerprint, state, created_at, retained_until) \
+                 SELECT $1, 'create_ticket', 'key-' || n, 1, md5(n::text), 'succeeded', now(), \
+                 now() + interval '1 day' FROM generate_series($2::int, $3::int) AS n",
+            )
+            .bind(tenant)
+            .bind(from)
+            .bind(to)
+            .execute(conn)
+            .await
+            .expect("operations");
+        };
+        // The read as the guard runs it: a prepared statement, on one
+        // connection, in its read-only transaction.
+        let read = async |conn: &mut PgConnection| {
+            let mut tx = conn.begin().await.expect("begin");
+            sqlx::query(PREFER_SORTED_INDEX)
+                .execute(&mut *tx)
+                .await
+                .expect("settings");
+            let _: Option<EarlierRow> = sqlx::query_as(EARLIER_WRITE)
+                .bind(tenant)
+                .bind("create_ticket")
+                .bind("0123456789abcdef")
+                .bind(1_i16)
+                .bind("key-new")
+                .bind(OffsetDateTime::now_utc() - time::Duration::hours(1))
+                .fetch_optional(&mut *tx)
+                .await
+                .expect("read");
+        };
+        // Enough that the content index, the widest, spans more than one
+        // page and the tenant's newest first does not: the planner then
+        // finds the latter cheaper to descend.
+        add(&mut conn, 1, 200).await;
+        // Past PostgreSQL's five custom plans: the sixth call on may keep a
+        // generic one, made now.
+        for _ in 0..8 {
+            read(&mut conn).await;
+        }
+        add(&mut conn, 201, 3_000).await;
+
+        let (name, generic): (String, i64) = sqlx::query_as(
+            "SELECT name, generic_plans FROM pg_prepared_statements WHERE statement = $1",
+        )
+        .bind(EARLIER_WRITE)
+        .fetch_one(&mut conn)
+        .await
+        .expect("the read is a prepared statement");
+        let mut tx = conn.begin().await.expect("begin");
+        sqlx::query(PREFER_SORTED_INDEX)
+            .execute(&mut *tx)
+            .await
+            .expect("settings");
+        // The statement's name is sqlx's and the values are the test's own.
+        let explain = format!(
+            "EXPLAIN (FORMAT JSON) EXECUTE {name}('{tenant}', 'create_ticket', \
+             '0123456789abcdef', 1, 'key-new', now() - interval '1 hour')"
+        );
+        let (plan,): (serde_json::Value,) = sqlx::query_as(sqlx::AssertSqlSafe(explain))
+            .fetch_one(&mut *tx)
+            .await
+            .expect("explain");
+        let plan = plan.to_string();
+        assert!(
+            plan.contains("\"Index Name\":\"operations_content_idx\"") && !plan.contains("Sort"),
+            "the guard's read ({generic} generic plans so far) is planned as {plan}"
+        );
+    }
 }

@@ -120,7 +120,8 @@ impl PgPool {
     }
 
     /// Begins a read-only transaction whose first statement is `setting`
-    /// (a `SET LOCAL`), in one round trip. Reads take no row locks, so the
+    /// (a `SET LOCAL`, or a `SELECT` of `set_config(…, true)` calls), in one
+    /// round trip. Reads take no row locks, so the
     /// wait bound is not set.
     pub(crate) async fn begin_read_only(&self, setting: &'static str) -> sqlx::Result<PgTx> {
         let tx = self

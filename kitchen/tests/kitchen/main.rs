@@ -37,3 +37,4 @@ mod upgrade_0007;
 mod upgrade_0009;
 mod upgrade_0010;
 mod upgrade_0011;
+mod upgrade_0012;

@@ -37,6 +37,13 @@ pub const DEFAULT_WRITE_GROUP_MAX: usize = 64;
 /// is a quick `503` rather than a stalled request.
 pub const DEFAULT_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(1);
 
+/// How long a PostgreSQL connection sits idle in the pool by default
+/// before it is checked again before use: 1 second. Under load
+/// connections go out again within milliseconds and are not checked (a
+/// round trip each); one that sat through a quiet spell, and perhaps a
+/// failover, is.
+pub const DEFAULT_PING_AFTER_IDLE: Duration = Duration::from_secs(1);
+
 /// How long a token lookup is reused by default: 2 seconds.
 pub const DEFAULT_AUTH_CACHE_TTL: Duration = Duration::from_secs(2);
 
@@ -69,6 +76,11 @@ pub struct KitchenConfig {
     /// How long a request waits for a database connection before the
     /// database counts as unreachable (a storage fault, answered `503`).
     pub acquire_timeout: Duration,
+    /// PostgreSQL: how long a connection sits idle in the pool before it is
+    /// pinged before use (a dead one is replaced before a caller's
+    /// statement meets it); zero pings every time, as sqlx does by default.
+    /// SQLite ignores it: its connections are never pinged.
+    pub ping_after_idle: Duration,
     /// How long a successful token lookup is reused. A token revoked on
     /// another instance keeps working there this long; zero disables.
     pub auth_cache_ttl: Duration,
@@ -103,6 +115,7 @@ impl Default for KitchenConfig {
             clock: Clock::system(),
             max_connections: 10,
             acquire_timeout: DEFAULT_ACQUIRE_TIMEOUT,
+            ping_after_idle: DEFAULT_PING_AFTER_IDLE,
             auth_cache_ttl: DEFAULT_AUTH_CACHE_TTL,
             backend: TicketBackend::Local,
             write_group_max: DEFAULT_WRITE_GROUP_MAX,

@@ -79,11 +79,33 @@ impl PgPool {
 
         let wait_ms = config.wait_bound.as_millis().max(1);
         let lock_timeout = format!("{wait_ms}ms");
+        let ping_after_idle = config.ping_after_idle;
         let mut pool = PgPoolOptions::new()
             .max_connections(config.max_connections)
             // Fail fast: a database that is down costs a caller this long,
             // not sqlx's default 30 s.
-            .acquire_timeout(config.acquire_timeout);
+            .acquire_timeout(config.acquire_timeout)
+            // Why ping at all: after a failover, a connection that sat idle
+            // through it still has the old primary at its other end; the
+            // ping finds that out and the pool opens a new one before a
+            // caller's statement fails on it. Why not every time (sqlx's
+            // default): that is a round trip on the caller's path per
+            // statement on the pool (a create and its guard's read: two),
+            // 6-14 % of PostgreSQL creates on two cores
+            // (docs/performance.md), while sqlx already pings each
+            // connection as it comes back (on a task of its own) and under
+            // load lends it again within milliseconds. A server that died
+            // in between fails the statement as it fails one already
+            // running (a `503`, retried with the same key).
+            .test_before_acquire(false)
+            .before_acquire(move |conn, meta| {
+                Box::pin(async move {
+                    if meta.idle_for >= ping_after_idle {
+                        conn.ping().await?;
+                    }
+                    Ok(true)
+                })
+            });
         if !pooled {
             // The wait bound, for every statement of every connection: a
             // create is one statement, and a lock wait past the bound is an
@@ -113,20 +135,6 @@ impl PgPool {
         // `lock_timeout` (set at connect), so setting it again per
         // transaction would only cost a round trip per write.
         let tx = self.begin_detached(self.pooled_begin.clone()).await?;
-        Ok(PgTx(PgTxConn {
-            tx,
-            pooled: self.pooled_begin.is_some(),
-        }))
-    }
-
-    /// Begins a read-only transaction whose first statement is `setting`
-    /// (a `SET LOCAL`, or a `SELECT` of `set_config(…, true)` calls), in one
-    /// round trip. Reads take no row locks, so the
-    /// wait bound is not set.
-    pub(crate) async fn begin_read_only(&self, setting: &'static str) -> sqlx::Result<PgTx> {
-        let tx = self
-            .begin_detached(Some(format!("BEGIN READ ONLY; {setting}")))
-            .await?;
         Ok(PgTx(PgTxConn {
             tx,
             pooled: self.pooled_begin.is_some(),
@@ -421,7 +429,7 @@ mod tests {
         };
         let pool = PgPool::connect(db.url(), &config).await.expect("connect");
         for polls in 1..200 {
-            let mut begin = Box::pin(pool.begin_read_only("SET LOCAL enable_sort = off"));
+            let mut begin = Box::pin(pool.begin_detached(Some("BEGIN READ ONLY".to_owned())));
             for _ in 0..polls {
                 if futures::poll!(begin.as_mut()).is_ready() {
                     break;
@@ -436,6 +444,61 @@ mod tests {
                 wrote.is_ok(),
                 "after a begin dropped at poll {polls}: {wrote:?}"
             );
+        }
+    }
+
+    /// A connection whose server went away while it sat in the pool is
+    /// pinged, and replaced, before a statement meets it once it has been
+    /// idle for `ping_after_idle`; before that it goes out unchecked, and
+    /// the statement meets the dead connection (and fails: a `503` at the
+    /// doors).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_connection_idle_long_enough_is_pinged_before_use_and_a_busy_one_is_not() {
+        let db = crate::testing::TestDatabase::postgres().await;
+        let mut admin = PgConnection::connect(db.url()).await.expect("admin");
+        for (ping_after_idle, pinged) in [
+            (std::time::Duration::ZERO, true),
+            (std::time::Duration::from_secs(3600), false),
+        ] {
+            let config = KitchenConfig {
+                max_connections: 1,
+                ping_after_idle,
+                ..KitchenConfig::default()
+            };
+            let pool = PgPool::connect(db.url(), &config).await.expect("connect");
+            let pid: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
+                .fetch_one(&pool)
+                .await
+                .expect("the pool's one connection");
+            // sqlx pings a connection as it comes back to the pool, on a
+            // task of its own: once it is idle, that ping is behind it.
+            tokio::time::timeout(std::time::Duration::from_secs(5), async {
+                while pool.pool.num_idle() == 0 {
+                    tokio::task::yield_now().await;
+                }
+            })
+            .await
+            .expect("the connection back in the pool");
+            // Waits (up to 5 s) until the backend has exited.
+            let gone: bool = sqlx::query_scalar("SELECT pg_terminate_backend($1, 5000)")
+                .bind(pid)
+                .fetch_one(&mut admin)
+                .await
+                .expect("terminate");
+            assert!(gone);
+            let next = sqlx::query_scalar::<_, i32>("SELECT pg_backend_pid()")
+                .fetch_one(&pool)
+                .await;
+            if pinged {
+                let next = next.expect("a new connection, after the ping found the old one dead");
+                assert_ne!(next, pid);
+            } else {
+                assert!(
+                    next.is_err(),
+                    "no ping: the statement met the dead connection: {next:?}"
+                );
+            }
+            pool.close().await;
         }
     }
 

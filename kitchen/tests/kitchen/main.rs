@@ -38,3 +38,4 @@ mod upgrade_0009;
 mod upgrade_0010;
 mod upgrade_0011;
 mod upgrade_0012;
+mod upgrade_0013;

@@ -14,8 +14,8 @@
 use kitchen::actions::CreateTicket;
 use kitchen::testing::TestDatabase;
 use kitchen::{
-    Clock, Credential, Issuer, Kitchen, KitchenConfig, OAuthIdentity, OperationKey, Outcome, Scope,
-    Scopes, Subject, TenantVia, TicketDraft, TokenId,
+    Caller, Clock, Credential, Issuer, Kitchen, KitchenConfig, OAuthIdentity, OperationKey,
+    Outcome, Scope, Scopes, Subject, TenantVia, TicketDraft, TokenId,
 };
 use sha2::{Digest, Sha256};
 use time::Duration;
@@ -191,6 +191,24 @@ async fn a_release_5_database_upgrades_to_access_scopes(db: TestDatabase) {
 }
 
 kitchen::on_both_databases!(a_release_5_database_upgrades_to_access_scopes);
+
+/// The previous release's tenant as its live token authenticates it, once
+/// every row that release (and the ones before it) stored reads back as it
+/// was.
+pub(crate) async fn old_rows_read_back(
+    kitchen: &Kitchen,
+    old: &PreviousRelease,
+    tokens: &Release5Tokens,
+) -> Caller {
+    let caller = kitchen
+        .authenticate(&tokens.live.1)
+        .await
+        .expect("auth")
+        .expect("an old live token");
+    everything_reads_back(kitchen, old, caller.tenant.id, 1).await;
+    records_read_back(kitchen, old, caller.tenant.id, None).await;
+    caller
+}
 
 /// A database as release `release` (6 or later) left it, with the rows of
 /// releases 3 to 5 ([`fill`]): the fixture, the tokens, and a raw

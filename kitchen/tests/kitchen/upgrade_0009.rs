@@ -18,10 +18,7 @@ use kitchen::{
 use time::Duration;
 use uuid::Uuid;
 
-use crate::upgrade_0004::{
-    KEY_UNKNOWN, PreviousRelease, Raw, effects_are_untouched, everything_reads_back,
-    records_read_back,
-};
+use crate::upgrade_0004::{KEY_UNKNOWN, PreviousRelease, Raw, effects_are_untouched};
 use crate::upgrade_0005::RemoteTicket;
 
 /// The last migration the previous release shipped.
@@ -54,14 +51,8 @@ async fn a_release_8_database_upgrades_to_operator_settlements(db: TestDatabase)
     assert_eq!(raw.applied().await, Raw::every_migration(&db).await);
     effects_are_untouched(&raw, &old).await;
 
-    let caller = kitchen
-        .authenticate(&tokens.live.1)
-        .await
-        .expect("auth")
-        .expect("an old live token");
+    let caller = crate::upgrade_0006::old_rows_read_back(&kitchen, &old, &tokens).await;
     let tenant = caller.tenant.id;
-    everything_reads_back(&kitchen, &old, tenant, 1).await;
-    records_read_back(&kitchen, &old, tenant, None).await;
 
     let unknown = kitchen
         .operations(

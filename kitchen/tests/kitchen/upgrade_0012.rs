@@ -9,35 +9,18 @@
 //! ledger is untouched, the index has its new columns, and the guard finds
 //! a write made after the upgrade.
 
-use kitchen::actions::CreateTicket;
 use kitchen::testing::TestDatabase;
-use kitchen::{
-    Clock, DuplicateGuard, GuardMode, Kitchen, KitchenConfig, OperationKey, Outcome, Refusal,
-    TicketDraft,
-};
+use kitchen::{GuardMode, Outcome, Refusal};
 
-use crate::upgrade_0004::{Raw, effects_are_untouched, everything_reads_back, records_read_back};
+use crate::upgrade_0004::Raw;
 
 /// The last migration the previous release shipped.
 const PREVIOUS_RELEASE: i64 = 11;
 
 async fn a_release_11_database_upgrades_to_the_content_index_in_key_order(db: TestDatabase) {
     let (old, tokens, raw) = crate::upgrade_0006::at_release(&db, PREVIOUS_RELEASE).await;
-    let kitchen = Kitchen::connect(
-        db.url(),
-        KitchenConfig {
-            clock: Clock::manual(old.now),
-            duplicate_guard: DuplicateGuard {
-                mode: GuardMode::Confirm,
-                ..DuplicateGuard::default()
-            },
-            ..KitchenConfig::default()
-        },
-    )
-    .await
-    .expect("connect applies the pending migration");
-    assert_eq!(raw.applied().await, Raw::every_migration(&db).await);
-    effects_are_untouched(&raw, &old).await;
+    let kitchen =
+        crate::upgrade_0010::upgraded_with_guard(&db, &old, &raw, GuardMode::Confirm).await;
 
     let definition: String = match &raw {
         Raw::Sqlite(pool) => sqlx::query_scalar(
@@ -58,30 +41,15 @@ async fn a_release_11_database_upgrades_to_the_content_index_in_key_order(db: Te
         "{definition}"
     );
 
-    let caller = kitchen
-        .authenticate(&tokens.live.1)
-        .await
-        .expect("auth")
-        .expect("an old live token");
-    let tenant = caller.tenant.id;
-    everything_reads_back(&kitchen, &old, tenant, 1).await;
-    records_read_back(&kitchen, &old, tenant, None).await;
+    let caller = crate::upgrade_0006::old_rows_read_back(&kitchen, &old, &tokens).await;
 
-    let request = TicketDraft {
-        project_id: Some("ops".into()),
-        title: Some("After the index's rebuild".into()),
-        ..TicketDraft::default()
-    };
-    let key = |k: &str| OperationKey::parse(k).expect("a key");
-    let made = kitchen
-        .write::<CreateTicket>(&caller, &key("r12-create"), &request)
-        .await
-        .expect("create");
-    assert!(matches!(made, Outcome::Created(_)), "{made:?}");
-    let again = kitchen
-        .write::<CreateTicket>(&caller, &key("r12-create-again"), &request)
-        .await
-        .expect("create again");
+    let again = crate::upgrade_0010::the_same_content_under_two_keys(
+        &kitchen,
+        &caller,
+        "After the index's rebuild",
+        "r12",
+    )
+    .await;
     assert!(
         matches!(again, Outcome::Refused(Refusal::PossibleDuplicate { .. })),
         "{again:?}"

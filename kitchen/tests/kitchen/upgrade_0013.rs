@@ -10,34 +10,17 @@
 //! made after the upgrade. (`upgrade_0012` covers the read inside a
 //! refusing write, after every migration.)
 
-use kitchen::actions::CreateTicket;
 use kitchen::testing::TestDatabase;
-use kitchen::{
-    Clock, DuplicateGuard, GuardMode, Kitchen, KitchenConfig, OperationKey, Outcome, TicketDraft,
-};
+use kitchen::{GuardMode, OperationKey, Outcome};
 
-use crate::upgrade_0004::{Raw, effects_are_untouched, everything_reads_back, records_read_back};
+use crate::upgrade_0004::Raw;
 
 /// The last migration the previous release shipped.
 const PREVIOUS_RELEASE: i64 = 12;
 
 async fn a_release_12_database_upgrades_to_the_guards_read_in_one_round_trip(db: TestDatabase) {
     let (old, tokens, raw) = crate::upgrade_0006::at_release(&db, PREVIOUS_RELEASE).await;
-    let kitchen = Kitchen::connect(
-        db.url(),
-        KitchenConfig {
-            clock: Clock::manual(old.now),
-            duplicate_guard: DuplicateGuard {
-                mode: GuardMode::Warn,
-                ..DuplicateGuard::default()
-            },
-            ..KitchenConfig::default()
-        },
-    )
-    .await
-    .expect("connect applies the pending migration");
-    assert_eq!(raw.applied().await, Raw::every_migration(&db).await);
-    effects_are_untouched(&raw, &old).await;
+    let kitchen = crate::upgrade_0010::upgraded_with_guard(&db, &old, &raw, GuardMode::Warn).await;
     if let Raw::Postgres(pool) = &raw {
         let functions: i64 = sqlx::query_scalar(
             "SELECT count(*) FROM pg_proc WHERE proname = 'guard_earlier_write'",
@@ -48,37 +31,25 @@ async fn a_release_12_database_upgrades_to_the_guards_read_in_one_round_trip(db:
         assert_eq!(functions, 1);
     }
 
-    let caller = kitchen
-        .authenticate(&tokens.live.1)
-        .await
-        .expect("auth")
-        .expect("an old live token");
-    let tenant = caller.tenant.id;
-    everything_reads_back(&kitchen, &old, tenant, 1).await;
-    records_read_back(&kitchen, &old, tenant, None).await;
+    let caller = crate::upgrade_0006::old_rows_read_back(&kitchen, &old, &tokens).await;
 
-    let request = TicketDraft {
-        project_id: Some("ops".into()),
-        title: Some("After the guard's read became one statement".into()),
-        ..TicketDraft::default()
-    };
-    let key = |k: &str| OperationKey::parse(k).expect("a key");
-    let made = kitchen
-        .write::<CreateTicket>(&caller, &key("r13-create"), &request)
-        .await
-        .expect("create");
-    assert!(matches!(made, Outcome::Created(_)), "{made:?}");
-    let again = kitchen
-        .write::<CreateTicket>(&caller, &key("r13-create-again"), &request)
-        .await
-        .expect("create again");
+    let again = crate::upgrade_0010::the_same_content_under_two_keys(
+        &kitchen,
+        &caller,
+        "After the guard's read became one statement",
+        "r13",
+    )
+    .await;
     let Outcome::Created(receipt) = again else {
         panic!("a warning is not a refusal: {again:?}");
     };
     let earlier = receipt
         .possible_duplicate_of
         .expect("the guard names the earlier write");
-    assert_eq!(earlier.key, key("r13-create"));
+    assert_eq!(
+        earlier.key,
+        OperationKey::parse("r13-create").expect("a key")
+    );
     raw.close().await;
     kitchen.close().await;
 }

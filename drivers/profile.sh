@@ -7,7 +7,9 @@
 # and (4) the server's hottest functions, sampled with perf. The server
 # logs at `warn` here, so the per-attempt INFO line is not in these numbers;
 # PROFILE_RUST_LOG sets another filter (`info,sqlx=warn,rmcp=warn` is the
-# shipped default, every line on).
+# shipped default, every line on). PROFILE_CALL_GRAPH sets perf's call
+# graph (default `-g`, frame pointers; `--call-graph dwarf,16384` follows
+# calls through Rust code built without them, at more cost per sample).
 #
 # Usage: drivers/profile.sh [concurrency] [seconds] [workload] [postgres|sqlite] [rest|mcp]
 #        (defaults: 32 10 create postgres rest; workload is create or replay)
@@ -65,7 +67,7 @@ export wrk_dir base token
 /usr/bin/time -o "$out/wrk.time" -f "%U %S" \
     bash -c 'wrk_run "$@"' _ "$door" "$workload" "$c" "$seconds" profile > "$out/wrk.json" &
 load=$!
-perf record -F 499 -g -p "$server" -o "$out/perf.data" -- sleep "$((seconds - 1))" 2>/dev/null || true
+perf record -F 499 ${PROFILE_CALL_GRAPH:--g} -p "$server" -o "$out/perf.data" -- sleep "$((seconds - 1))" 2>/dev/null || true
 wait $load
 # The client's CPU seconds, as clock ticks (bash, curl and the priming
 # request count too: a few ms, a slight overcount).

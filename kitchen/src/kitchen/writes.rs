@@ -4,9 +4,8 @@
 
 use crate::KitchenError;
 use crate::backend::Backend;
-use crate::domain::duplicate::{EarlierWrite, GuardMode, WriteOptions};
+use crate::domain::duplicate::{GuardMode, WriteOptions};
 use crate::domain::operation::OperationKey;
-use crate::domain::operation::OperationRecord;
 use crate::domain::tenant::{Actor, TenantId, TenantName};
 use crate::domain::violation::FieldViolation;
 use crate::outcome::{Outcome, Refusal};
@@ -170,6 +169,7 @@ impl Kitchen {
         let guard = self.guard_for::<A>(actor.tenant, options).await?;
         let window = self.config().duplicate_guard.window;
         let refuse_duplicates = (guard == GuardMode::Confirm).then_some(window);
+        let warn_duplicates = (guard == GuardMode::Warn).then_some(window);
         let mut outcome = self
             .guarded(async {
                 match (&self.backend, remote) {
@@ -192,7 +192,7 @@ impl Kitchen {
                     }
                     _ => {
                         self.engine
-                            .perform::<A>(actor, key, command, refuse_duplicates)
+                            .perform::<A>(actor, key, command, refuse_duplicates, warn_duplicates)
                             .await
                     }
                 }
@@ -200,33 +200,17 @@ impl Kitchen {
             .await?;
         if let Outcome::Created(receipt) = &mut outcome {
             self.health.committed();
-            if guard == GuardMode::Warn {
-                receipt.possible_duplicate_of =
-                    self.earlier_write(&receipt.operation, window).await;
+            // The local write path looked already (the engine, on the
+            // connection that wrote where it can); a provider's write is
+            // looked for here, once it is settled.
+            if let (Backend::Remote(_), Some(window)) = (&self.backend, warn_duplicates) {
+                let since = receipt.operation.created_at - window;
+                receipt.possible_duplicate_of = store::duplicates::warning(
+                    store::duplicates::earlier_write(&self.db, &receipt.operation, since).await,
+                );
             }
         }
         Ok(outcome)
-    }
-
-    /// For the guard's warning, after the write: an earlier write under
-    /// another key with the same content as `operation`, within `window`.
-    /// A read that fails costs the warning, never the write (it has
-    /// committed).
-    async fn earlier_write(
-        &self,
-        operation: &OperationRecord,
-        window: std::time::Duration,
-    ) -> Option<EarlierWrite> {
-        let since = operation.created_at - window;
-        store::duplicates::earlier_write(&self.db, operation, since)
-            .await
-            .unwrap_or_else(|e| {
-                tracing::warn!(
-                    error = %crate::error_chain(&e),
-                    "could not look for an earlier write with the same content; answering without"
-                );
-                None
-            })
     }
 }
 

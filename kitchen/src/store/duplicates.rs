@@ -11,6 +11,7 @@ use crate::domain::operation::{OperationKey, OperationRecord, OperationState};
 use crate::domain::tenant::{TenantId, TenantName};
 use crate::domain::ticket::TicketId;
 
+use super::postgres::PgSession;
 use super::write::WriteTx;
 use super::{Db, on_db};
 
@@ -107,6 +108,33 @@ pub(crate) async fn earlier_write(
         }
     };
     row.map(|row| earlier(record, row)).transpose()
+}
+
+/// The same on PostgreSQL, on the session whose statement made the write
+/// (after its commit: the statement commits on its own).
+pub(crate) async fn earlier_write_on(
+    session: &mut PgSession<'_>,
+    record: &OperationRecord,
+    since: OffsetDateTime,
+) -> Result<Option<EarlierWrite>, KitchenError> {
+    let row: Option<EarlierRow> =
+        bind_earlier!(sqlx::query_as(EARLIER_WRITE_POSTGRES), record, since)
+            .fetch_optional(session)
+            .await?;
+    row.map(|row| earlier(record, row)).transpose()
+}
+
+/// The guard's warning from one of the reads above. The write has
+/// committed by then, so a read that failed costs the warning, never the
+/// write: it is logged and the answer goes without.
+pub(crate) fn warning(read: Result<Option<EarlierWrite>, KitchenError>) -> Option<EarlierWrite> {
+    read.unwrap_or_else(|e| {
+        tracing::warn!(
+            error = %crate::error_chain(&e),
+            "could not look for an earlier write with the same content; answering without"
+        );
+        None
+    })
 }
 
 /// The same, inside the write's transaction and after the content's lock,

@@ -40,7 +40,7 @@ use super::Db;
 use super::group_commit::Savepoint;
 use super::history::{self, INSERT_HISTORY, bind_history};
 use super::operations::{CLAIM, bind_claim};
-use super::postgres::PgPool;
+use super::postgres::{PgPool, PgSession};
 use super::shared_text::{self, Stored};
 use super::tickets::{self, INSERT_TICKET, bind_insert_ticket};
 use super::write::{self, WriteTx};
@@ -164,11 +164,11 @@ macro_rules! bind_planned {
 }
 
 /// Claims `record` (which already carries its result) and inserts `rows`
-/// in one statement, its own transaction (PostgreSQL). `true` when this
-/// call claimed the key and everything is committed; `false` when another
-/// attempt recorded the key first (nothing was written).
+/// in one statement on `session`, its own transaction (PostgreSQL). `true`
+/// when this call claimed the key and everything is committed; `false`
+/// when another attempt recorded the key first (nothing was written).
 pub(crate) async fn claim_and_insert(
-    pool: &PgPool,
+    session: &mut PgSession<'_>,
     record: &OperationRecord,
     rows: &[NewRow],
 ) -> Result<bool, KitchenError> {
@@ -184,7 +184,7 @@ pub(crate) async fn claim_and_insert(
         rows,
         &changes
     );
-    let claimed = query.fetch_one(pool).await?;
+    let claimed = query.fetch_one(session).await?;
     Ok(claimed == 1)
 }
 

@@ -31,6 +31,7 @@ use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
 use sqlx::error::BoxDynError;
 use sqlx::migrate::MigrateError;
+use sqlx::pool::PoolConnection;
 use sqlx::postgres::{
     PgArguments, PgConnectOptions, PgConnection, PgPoolOptions, PgQueryResult, PgRow, PgStatement,
     PgTypeInfo,
@@ -49,6 +50,22 @@ pub(crate) struct PgPool {
     /// transaction): what opens a transaction, `BEGIN` and the wait bound
     /// for that transaction alone.
     pooled_begin: Option<String>,
+}
+
+/// A few statements on [`PgPool`] in a row, each its own transaction, on
+/// one connection borrowed once: a create and the guard's read after it.
+///
+/// Why: each borrowing costs sqlx's ping as the connection comes back (a
+/// round trip PostgreSQL's backend answers, on two cores a share of what a
+/// create waits for), and the borrowing itself. Behind a pooler there is
+/// nothing to hold (a server connection is lent per transaction): each
+/// statement then runs on the pool as any other.
+#[derive(Debug)]
+pub(crate) enum PgSession<'p> {
+    /// Directly connected: the connection, until the session is dropped.
+    Held(PoolConnection<Postgres>),
+    /// Behind a pooler: the pool.
+    Pooled(&'p PgPool),
 }
 
 /// A transaction on [`PgPool`]. It dereferences to [`PgTxConn`], so store
@@ -126,6 +143,14 @@ impl PgPool {
         Ok(Self {
             pool: pool.connect_with(options).await?,
             pooled_begin: pooled.then(|| format!("BEGIN; SET LOCAL lock_timeout = '{wait_ms}ms'")),
+        })
+    }
+
+    /// Borrows a connection for a few statements in a row ([`PgSession`]).
+    pub(crate) async fn session(&self) -> sqlx::Result<PgSession<'_>> {
+        Ok(match self.pooled_begin {
+            None => PgSession::Held(self.pool.acquire().await?),
+            Some(_) => PgSession::Pooled(self),
         })
     }
 
@@ -352,6 +377,66 @@ impl<'c> Executor<'c> for &'c PgPool {
         'c: 'e,
     {
         self.pool.describe(sql)
+    }
+}
+
+/// A statement of a session: as on the pool, on the session's connection.
+impl<'c, 'p: 'c> Executor<'c> for &'c mut PgSession<'p> {
+    type Database = Postgres;
+
+    fn fetch_many<'e, 'q: 'e, E>(
+        self,
+        query: E,
+    ) -> BoxStream<'e, Result<Either<PgQueryResult, PgRow>, sqlx::Error>>
+    where
+        'c: 'e,
+        E: 'q + Execute<'q, Postgres>,
+    {
+        match self {
+            PgSession::Held(conn) => (&mut **conn).fetch_many(query),
+            PgSession::Pooled(pool) => pool.fetch_many(query),
+        }
+    }
+
+    fn fetch_optional<'e, 'q: 'e, E>(
+        self,
+        query: E,
+    ) -> BoxFuture<'e, Result<Option<PgRow>, sqlx::Error>>
+    where
+        'c: 'e,
+        E: 'q + Execute<'q, Postgres>,
+    {
+        match self {
+            PgSession::Held(conn) => (&mut **conn).fetch_optional(query),
+            PgSession::Pooled(pool) => pool.fetch_optional(query),
+        }
+    }
+
+    fn prepare_with<'e>(
+        self,
+        sql: SqlStr,
+        parameters: &'e [PgTypeInfo],
+    ) -> BoxFuture<'e, Result<PgStatement, sqlx::Error>>
+    where
+        'c: 'e,
+    {
+        match self {
+            PgSession::Held(conn) => (&mut **conn).prepare_with(sql, parameters),
+            PgSession::Pooled(pool) => pool.prepare_with(sql, parameters),
+        }
+    }
+
+    fn describe<'e>(
+        self,
+        sql: SqlStr,
+    ) -> BoxFuture<'e, Result<sqlx::Describe<Postgres>, sqlx::Error>>
+    where
+        'c: 'e,
+    {
+        match self {
+            PgSession::Held(conn) => (&mut **conn).describe(sql),
+            PgSession::Pooled(pool) => pool.describe(sql),
+        }
     }
 }
 

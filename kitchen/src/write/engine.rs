@@ -67,16 +67,22 @@ impl Engine {
     /// another key within that window is refused
     /// ([`Refusal::PossibleDuplicate`]) in the transaction that would have
     /// claimed it, after a lock on the content: of two racing writes of the
-    /// same content, one is made and the other refused.
+    /// same content, one is made and the other refused. With
+    /// `warn_duplicates` (the guard in `warn` mode, its window), a write it
+    /// creates names such an earlier write in its receipt, read after the
+    /// commit (each of two racing writes then reads after its own commit, so
+    /// at least the second sees the first).
     pub(crate) async fn perform<A: WriteAction>(
         &self,
         actor: Actor,
         key: &OperationKey,
         command: A::Command,
         refuse_duplicates: Option<Duration>,
+        warn_duplicates: Option<Duration>,
     ) -> Result<Outcome<A::Result>, KitchenError> {
         let now = self.keys.clock.now();
         let duplicates_since = refuse_duplicates.map(|window| now - window);
+        let warn_since = warn_duplicates.map(|window| now - window);
         let fingerprint = KeyRules::fingerprint::<A>(&command);
         // Fastest path for retries: the finished answer is in memory.
         if let Some(outcome) =
@@ -132,7 +138,14 @@ impl Engine {
         let engine = self.clone();
         let outcome = tokio::spawn(async move {
             engine
-                .decide::<A>(actor, record, command, planned, duplicates_since)
+                .decide::<A>(
+                    actor,
+                    record,
+                    command,
+                    planned,
+                    duplicates_since,
+                    warn_since,
+                )
                 .await
         })
         .await
@@ -192,7 +205,7 @@ impl Engine {
             ..self.clone()
         };
         alone
-            .decide::<A>(actor, record, command, planned, None)
+            .decide::<A>(actor, record, command, planned, None, None)
             .await
     }
 
@@ -204,6 +217,7 @@ impl Engine {
         command: A::Command,
         planned: Option<Planned<A::Result>>,
         duplicates_since: Option<OffsetDateTime>,
+        warn_since: Option<OffsetDateTime>,
     ) -> Result<Outcome<A::Result>, KitchenError> {
         let context = WriteContext::of(actor, &record);
         let in_progress = Outcome::InProgress {
@@ -220,6 +234,7 @@ impl Engine {
                     &context,
                     planned.as_ref(),
                     duplicates_since,
+                    warn_since,
                 )
                 .await
             {
@@ -257,7 +272,7 @@ impl Engine {
     /// One try: claim, apply, freeze, commit. With a group writer the
     /// statements run in its next transaction (their own savepoint in it);
     /// otherwise in a transaction of their own. Either way the answer comes
-    /// after the commit.
+    /// after the commit, and with `warn_since` after the guard's read too.
     async fn try_once<A: WriteAction>(
         &self,
         record: &OperationRecord,
@@ -265,11 +280,12 @@ impl Engine {
         context: &WriteContext,
         planned: Option<&Planned<A::Result>>,
         duplicates_since: Option<OffsetDateTime>,
+        warn_since: Option<OffsetDateTime>,
     ) -> Result<Try<A::Result>, KitchenError> {
         let one_statement = store::planned::in_one_statement(&self.db);
         let tried = match (planned, &self.writer, one_statement) {
             (Some(planned), _, Some(pool)) => {
-                Self::try_in_one_statement(pool, record, planned).await?
+                Self::try_in_one_statement(pool, record, planned, warn_since).await?
             }
             (planned, Some(writer), _) => {
                 let attempt = GroupJob::<A> {
@@ -279,11 +295,14 @@ impl Engine {
                     planned: planned.cloned(),
                     duplicates_since,
                 };
-                Self::try_in_group(writer, attempt).await?
+                let tried = Self::try_in_group(writer, attempt).await?;
+                self.warned(tried, warn_since).await
             }
             (_, None, _) => {
-                self.try_alone::<A>(record, command, context, duplicates_since)
-                    .await?
+                let tried = self
+                    .try_alone::<A>(record, command, context, duplicates_since)
+                    .await?;
+                self.warned(tried, warn_since).await
             }
         };
         // Committed, and nobody answered yet: the window a crash makes hard.
@@ -293,23 +312,44 @@ impl Engine {
         Ok(tried)
     }
 
+    /// A created write with the guard's warning (`warn_since`), read on the
+    /// pool once the write committed.
+    async fn warned<R>(&self, mut tried: Try<R>, warn_since: Option<OffsetDateTime>) -> Try<R> {
+        if let (Try::Done(Outcome::Created(receipt)), Some(since)) = (&mut tried, warn_since) {
+            receipt.possible_duplicate_of = store::duplicates::warning(
+                store::duplicates::earlier_write(&self.db, &receipt.operation, since).await,
+            );
+        }
+        tried
+    }
+
     /// A planned write: the claim and its rows in one statement, the result
-    /// recorded with the claim.
+    /// recorded with the claim; then, with `warn_since`, the guard's read on
+    /// the same connection (borrowing one twice cost a create a round trip
+    /// more, sqlx's ping as each comes back: docs/performance.md).
     async fn try_in_one_statement<R: WriteResult>(
         pool: &PgPool,
         record: &OperationRecord,
         planned: &Planned<R>,
+        warn_since: Option<OffsetDateTime>,
     ) -> Result<Try<R>, KitchenError> {
         let (snapshot, operation) = planned_record(record, &planned.result, planned.ticket)?;
+        let mut session = pool.session().await?;
         // One statement that commits on its own: it is its own commit.
-        if !store::planned::claim_and_insert(pool, &operation, &planned.rows)
+        if !store::planned::claim_and_insert(&mut session, &operation, &planned.rows)
             .await
             .map_err(commit_failure)?
         {
             return Ok(Try::Taken);
         }
+        let possible_duplicate_of = match warn_since {
+            Some(since) => store::duplicates::warning(
+                store::duplicates::earlier_write_on(&mut session, &operation, since).await,
+            ),
+            None => None,
+        };
         Ok(Try::Done(Outcome::Created(Receipt {
-            possible_duplicate_of: None,
+            possible_duplicate_of,
             result: planned.result.clone(),
             snapshot,
             operation,

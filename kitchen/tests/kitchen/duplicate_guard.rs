@@ -383,25 +383,29 @@ async fn in_confirm_racing_fresh_keys_make_one_effect_across_two_instances(db: T
     two.close().await;
 }
 
+/// A kitchen in front of `provider`, its guard in `mode`.
+async fn remote_kitchen(db: &TestDatabase, provider: &FakeProvider, mode: GuardMode) -> Kitchen {
+    db.kitchen_with(KitchenConfig {
+        backend: TicketBackend::Remote {
+            provider: Arc::new(provider.clone()),
+            settings: RemoteSettings {
+                dedup_window: Duration::ZERO,
+                max_inflight: Duration::from_millis(30),
+                call_timeout: Duration::from_millis(500),
+                reconcile_every: Duration::from_millis(50),
+                ..RemoteSettings::default()
+            },
+        },
+        ..guard(mode)
+    })
+    .await
+}
+
 /// On the remote backend the guard decides in the transaction that writes
 /// the effect ahead: a refused create never reaches the provider.
 async fn on_the_remote_backend_a_refused_create_never_reaches_the_provider(db: TestDatabase) {
     let provider = FakeProvider::ignoring_keys();
-    let kitchen = db
-        .kitchen_with(KitchenConfig {
-            backend: TicketBackend::Remote {
-                provider: Arc::new(provider.clone()),
-                settings: RemoteSettings {
-                    dedup_window: Duration::ZERO,
-                    max_inflight: Duration::from_millis(30),
-                    call_timeout: Duration::from_millis(500),
-                    reconcile_every: Duration::from_millis(50),
-                    ..RemoteSettings::default()
-                },
-            },
-            ..guard(GuardMode::Confirm)
-        })
-        .await;
+    let kitchen = remote_kitchen(&db, &provider, GuardMode::Confirm).await;
     let desk = Desk::on(kitchen, "acme").await;
     assert_eq!(provider.made(EffectKind::Ticket), 1, "the desk's ticket");
     let retry_key = fresh_key();
@@ -428,8 +432,30 @@ async fn on_the_remote_backend_a_refused_create_never_reaches_the_provider(db: T
     assert_eq!(provider.made(EffectKind::Ticket), 2);
 }
 
+/// On the remote backend, in `warn`, the provider makes the second ticket
+/// and the answer names the first, read once the write is settled (not on
+/// the local write path, which looks on its own).
+async fn on_the_remote_backend_a_warned_create_is_made_and_points_at_the_first(db: TestDatabase) {
+    let provider = FakeProvider::ignoring_keys();
+    let kitchen = remote_kitchen(&db, &provider, GuardMode::Warn).await;
+    let desk = Desk::on(kitchen, "acme").await;
+    let made = created(
+        desk.kitchen
+            .write::<CreateTicket>(desk.actor, &fresh_key(), &draft("ops", "Disk full"))
+            .await
+            .expect("retry under a new key"),
+    );
+    let of = made
+        .possible_duplicate_of
+        .expect("the answer points at the first");
+    assert_eq!(of.ticket_id, Some(desk.ticket.id));
+    assert_ne!(made.result.id, desk.ticket.id, "warn still makes it");
+    assert_eq!(provider.made(EffectKind::Ticket), 2);
+}
+
 kitchen::on_both_databases!(
     on_the_remote_backend_a_refused_create_never_reaches_the_provider,
+    on_the_remote_backend_a_warned_create_is_made_and_points_at_the_first,
     by_default_a_fresh_key_for_the_same_ticket_is_made_and_points_at_the_first,
     confirm_refuses_the_fresh_key_leaving_it_unused_until_a_new_one_is_meant,
     replays_and_conflicts_never_meet_the_guard,

@@ -6,17 +6,15 @@
 //! replays even though its own effect moved the ticket on. On both backends.
 
 use kitchen::actions::{AddComment, TransitionTicket, UpdateTicket};
-use std::sync::Arc;
 use std::time::Duration;
 
 use kitchen::fake_provider::FakeProvider;
 use kitchen::testing::TestDatabase;
-use kitchen::{
-    Action, KitchenConfig, Refusal, RemoteSettings, TicketAt, TicketBackend, TicketId,
-    TicketStatus, Version,
-};
+use kitchen::{Action, KitchenConfig, Refusal, TicketAt, TicketId, TicketStatus, Version};
 
-use crate::support::{Desk, conflict, created, fresh_key, move_to, refused, replayed, say, update};
+use crate::support::{
+    Desk, conflict, created, fresh_key, move_to, refused, remote_backend, replayed, say, update,
+};
 
 fn at(ticket: TicketId, version: i64) -> TicketAt {
     TicketAt::new(
@@ -233,16 +231,7 @@ async fn the_expected_version_is_part_of_what_the_key_means(db: TestDatabase) {
 async fn remote_desk(db: &TestDatabase, provider: &FakeProvider, tenant: &str) -> Desk {
     let kitchen = db
         .kitchen_with(KitchenConfig {
-            backend: TicketBackend::Remote {
-                provider: Arc::new(provider.clone()),
-                settings: RemoteSettings {
-                    dedup_window: Duration::ZERO,
-                    max_inflight: Duration::from_millis(30),
-                    call_timeout: Duration::from_millis(500),
-                    reconcile_every: Duration::from_millis(50),
-                    ..RemoteSettings::default()
-                },
-            },
+            backend: remote_backend(provider, Duration::from_millis(30)),
             ..KitchenConfig::default()
         })
         .await;

@@ -6,7 +6,6 @@
 //! looks across tenants or past its window; in `confirm`, two racing
 //! writes of the same content (one kitchen or two) make one effect.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use kitchen::actions::{AddComment, CreateTicket};
@@ -14,12 +13,12 @@ use kitchen::fake_provider::FakeProvider;
 use kitchen::testing::{TestDatabase, tenant_with_token};
 use kitchen::{
     Action, Clock, DuplicateGuard, EarlierWrite, EffectKind, GuardMode, Kitchen, KitchenConfig,
-    OperationState, Outcome, Refusal, RemoteSettings, TenantName, TicketBackend, WriteOptions,
+    OperationState, Outcome, Refusal, TenantName, WriteOptions,
 };
 use time::OffsetDateTime;
 
 use crate::support::{
-    Desk, conflict, created, draft, fresh_key, refused, replayed, say, ticket_count,
+    Desk, conflict, created, draft, fresh_key, refused, remote_backend, replayed, say, ticket_count,
 };
 
 const MEANT_NEW: WriteOptions = WriteOptions { confirm_new: true };
@@ -386,16 +385,7 @@ async fn in_confirm_racing_fresh_keys_make_one_effect_across_two_instances(db: T
 /// A kitchen in front of `provider`, its guard in `mode`.
 async fn remote_kitchen(db: &TestDatabase, provider: &FakeProvider, mode: GuardMode) -> Kitchen {
     db.kitchen_with(KitchenConfig {
-        backend: TicketBackend::Remote {
-            provider: Arc::new(provider.clone()),
-            settings: RemoteSettings {
-                dedup_window: Duration::ZERO,
-                max_inflight: Duration::from_millis(30),
-                call_timeout: Duration::from_millis(500),
-                reconcile_every: Duration::from_millis(50),
-                ..RemoteSettings::default()
-            },
-        },
+        backend: remote_backend(provider, Duration::from_millis(30)),
         ..guard(mode)
     })
     .await

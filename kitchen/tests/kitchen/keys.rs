@@ -4,18 +4,17 @@
 use kitchen::actions::{
     AddComment, AddLabel, CreateTicket, RemoveLabel, TransitionTicket, UpdateTicket,
 };
-use std::sync::Arc;
 use std::time::Duration;
 
 use kitchen::fake_provider::FakeProvider;
 use kitchen::testing::{TestDatabase, tenant_with_token};
 use kitchen::{
-    Action, KitchenConfig, OperationKey, OperationState, Outcome, RemoteSettings, ResultSnapshot,
-    TicketBackend, TicketId,
+    Action, KitchenConfig, OperationKey, OperationState, Outcome, ResultSnapshot, TicketId,
 };
 
 use crate::support::{
-    Desk, created, draft, fresh_key, label, move_to, refused, replayed, say, unknown_ticket, update,
+    Desk, created, draft, fresh_key, label, move_to, refused, remote_backend, replayed, say,
+    unknown_ticket, update,
 };
 
 /// What one write answered, its result type forgotten.
@@ -238,16 +237,7 @@ async fn one_key_names_one_effect_per_action_at_the_provider(db: TestDatabase) {
     let provider = FakeProvider::ignoring_keys();
     let kitchen = db
         .kitchen_with(KitchenConfig {
-            backend: TicketBackend::Remote {
-                provider: Arc::new(provider.clone()),
-                settings: RemoteSettings {
-                    dedup_window: Duration::ZERO,
-                    max_inflight: Duration::ZERO,
-                    call_timeout: Duration::from_millis(500),
-                    reconcile_every: Duration::from_millis(50),
-                    ..RemoteSettings::default()
-                },
-            },
+            backend: remote_backend(&provider, Duration::ZERO),
             ..KitchenConfig::default()
         })
         .await;

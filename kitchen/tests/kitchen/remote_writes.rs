@@ -19,7 +19,7 @@ use kitchen::{
 };
 
 use crate::support::{
-    Desk, created, fresh_key, move_to, refused, replayed, say, update, update_at,
+    Desk, created, fresh_key, move_to, refused, remote_settings, replayed, say, update, update_at,
 };
 
 /// The three writes that act on an existing ticket.
@@ -69,19 +69,9 @@ struct Remote {
     provider: FakeProvider,
 }
 
-fn settings(max_inflight: Duration) -> RemoteSettings {
-    RemoteSettings {
-        dedup_window: Duration::ZERO,
-        max_inflight,
-        call_timeout: Duration::from_millis(500),
-        reconcile_every: Duration::from_millis(50),
-        ..RemoteSettings::default()
-    }
-}
-
 impl Remote {
     async fn new(db: &TestDatabase, provider: FakeProvider) -> Self {
-        Self::with(db, provider, settings(Duration::from_millis(30))).await
+        Self::with(db, provider, remote_settings(Duration::from_millis(30))).await
     }
 
     async fn with(db: &TestDatabase, provider: FakeProvider, settings: RemoteSettings) -> Self {
@@ -535,7 +525,7 @@ async fn a_ticket_kept_only_here_is_refused_and_keeps_the_key(db: TestDatabase) 
         .kitchen_with(KitchenConfig {
             backend: TicketBackend::Remote {
                 provider: Arc::new(provider.clone()),
-                settings: settings(Duration::from_millis(30)),
+                settings: remote_settings(Duration::from_millis(30)),
             },
             ..KitchenConfig::default()
         })

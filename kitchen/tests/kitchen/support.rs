@@ -2,12 +2,17 @@
 
 use kitchen::actions::CreateTicket;
 use std::fmt::Debug;
+use std::sync::Arc;
+use std::time::Duration;
+
+use kitchen::fake_provider::FakeProvider;
 
 use kitchen::testing::{TestDatabase, tenant_with_token};
 use kitchen::{
     Actor, Caller, Comment, CommentDraft, FieldViolation, HistoryEntry, Kitchen, LabelDraft,
-    OperationKey, OperationRef, Outcome, PageSize, Receipt, Refusal, Tenant, TenantId, Ticket,
-    TicketDraft, TicketFilter, TicketId, TicketPatch, TicketUpdate, TransitionDraft, Version,
+    OperationKey, OperationRef, Outcome, PageSize, Receipt, Refusal, RemoteSettings, Tenant,
+    TenantId, Ticket, TicketBackend, TicketDraft, TicketFilter, TicketId, TicketPatch,
+    TicketUpdate, TransitionDraft, Version,
 };
 
 /// A fresh operation key, as a caller would mint one.
@@ -266,5 +271,27 @@ pub fn assert_held<T: std::fmt::Debug>(
                 "expected the file locked with nothing written, got {answer:?}"
             );
         }
+    }
+}
+
+/// Remote-backend settings for tests: no key-honouring window at the
+/// provider, a call that ends within half a second, a reconciler that looks
+/// every 50 ms, and a call left in flight for `max_inflight` before the
+/// reconciler asks about it.
+pub fn remote_settings(max_inflight: Duration) -> RemoteSettings {
+    RemoteSettings {
+        dedup_window: Duration::ZERO,
+        max_inflight,
+        call_timeout: Duration::from_millis(500),
+        reconcile_every: Duration::from_millis(50),
+        ..RemoteSettings::default()
+    }
+}
+
+/// The remote backend over `provider`, with [`remote_settings`].
+pub fn remote_backend(provider: &FakeProvider, max_inflight: Duration) -> TicketBackend {
+    TicketBackend::Remote {
+        provider: Arc::new(provider.clone()),
+        settings: remote_settings(max_inflight),
     }
 }

@@ -76,6 +76,9 @@ fn earlier(record: &OperationRecord, row: EarlierRow) -> Result<EarlierWrite, Ki
     })
 }
 
+/// Binds [`EARLIER_WRITE`]'s parameters (or those of the same read
+/// numbered from elsewhere: [`earlier_write_numbered_from`]), on either
+/// driver.
 macro_rules! bind_earlier {
     ($query:expr, $record:expr, $since:expr) => {
         $query
@@ -86,6 +89,37 @@ macro_rules! bind_earlier {
             .bind($record.key.as_str())
             .bind($since)
     };
+}
+
+pub(crate) use bind_earlier;
+
+/// [`EARLIER_WRITE`] (SQLite) with its parameters numbered from `first`
+/// on (`$first` is the tenant, and so on in [`bind_earlier`]'s order): the
+/// read as the last statement of a batch whose statements before it take
+/// `first - 1` parameters.
+pub(crate) fn earlier_write_numbered_from(first: usize) -> String {
+    let mut sql = String::with_capacity(EARLIER_WRITE.len() + 16);
+    let mut rest = EARLIER_WRITE;
+    while let Some(at) = rest.find('$') {
+        sql.push_str(&rest[..=at]);
+        rest = &rest[at + 1..];
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        // Every `$` of the read is a parameter: checked by a test below.
+        let n: usize = rest[..digits].parse().unwrap_or(0);
+        sql.push_str(&(n + first - 1).to_string());
+        rest = &rest[digits..];
+    }
+    sql.push_str(rest);
+    sql
+}
+
+/// The earlier write a row of [`EARLIER_WRITE`] names, for `record`.
+pub(crate) fn earlier_of_row(
+    record: &OperationRecord,
+    row: &sqlx::sqlite::SqliteRow,
+) -> Result<EarlierWrite, KitchenError> {
+    let row: EarlierRow = sqlx::FromRow::from_row(row)?;
+    earlier(record, row)
 }
 
 /// The earlier write `record` looks like a duplicate of, read on the pool
@@ -204,6 +238,27 @@ pub(crate) async fn set_mode(
 mod tests {
     use super::*;
     use sqlx::{Connection as _, PgConnection};
+
+    #[test]
+    fn the_read_numbered_from_elsewhere_is_the_read_with_its_parameters_moved() {
+        assert_eq!(earlier_write_numbered_from(1), EARLIER_WRITE);
+        let moved = earlier_write_numbered_from(37);
+        assert!(
+            moved.contains(
+                "tenant_id = $37 AND action = $38 AND fingerprint = $39 \
+                 AND fingerprint_version = $40 AND operation_key <> $41 AND created_at >= $42 "
+            ),
+            "{moved}"
+        );
+        // Nothing else moved.
+        let without_numbers = |sql: &str| sql.replace(|c: char| c.is_ascii_digit(), "");
+        assert_eq!(without_numbers(&moved), without_numbers(EARLIER_WRITE));
+        // Every `$` of the read is one of its six parameters, each once.
+        assert_eq!(EARLIER_WRITE.matches('$').count(), 6);
+        for n in 1..=6 {
+            assert_eq!(EARLIER_WRITE.matches(&format!("${n}")).count(), 1, "${n}");
+        }
+    }
 
     /// The read a connection keeps for the guard uses the content index,
     /// even when the connection made its plan on a new, tiny table (as

@@ -30,13 +30,15 @@
 use futures::TryStreamExt as _;
 use sqlx::Either;
 
+use time::OffsetDateTime;
+
 use crate::KitchenError;
+use crate::domain::duplicate::EarlierWrite;
 use crate::domain::history::HistoryEntry;
 use crate::domain::operation::OperationRecord;
 use crate::domain::tenant::TenantId;
 use crate::domain::ticket::Ticket;
 
-use super::Db;
 use super::group_commit::Savepoint;
 use super::history::{self, INSERT_HISTORY, bind_history};
 use super::operations::{CLAIM, bind_claim};
@@ -44,6 +46,7 @@ use super::postgres::{PgPool, PgSession};
 use super::shared_text::{self, Stored};
 use super::tickets::{self, INSERT_TICKET, bind_insert_ticket};
 use super::write::{self, WriteTx};
+use super::{Db, duplicates};
 
 /// One row a planned write inserts.
 #[derive(Debug, Clone)]
@@ -188,18 +191,39 @@ pub(crate) async fn claim_and_insert(
     Ok(claimed == 1)
 }
 
+/// What a planned write's batch did (SQLite).
+#[derive(Debug)]
+pub(crate) enum Batched {
+    /// Another attempt recorded the key first: nothing was inserted.
+    Taken,
+    /// The key is claimed and every row inserted; with the guard's read,
+    /// the earlier write of the same content it found.
+    Claimed {
+        possible_duplicate_of: Option<EarlierWrite>,
+    },
+}
+
 /// The same inside an open SQLite transaction (the group writer's), in
-/// one call: `true` when the key was claimed and every row inserted;
-/// `false` when the key was taken and nothing was inserted. The call opens
-/// the job's savepoint first, and says so to `savepoint` once those
-/// statements completed. The caller commits, or rolls back to the
-/// savepoint what an error left.
+/// one call. The call opens the job's savepoint first, and says so to
+/// `savepoint` once those statements completed. The caller commits, or
+/// rolls back to the savepoint what an error left.
+///
+/// With `warn_since` (the likely-duplicate guard in `warn` mode) the
+/// guard's read is the batch's last statement: it costs no hand-over of
+/// its own to a connection's thread (each is a wake-up on both sides, and
+/// a read on the pool also meets a page cache the commit just made stale),
+/// and it still comes after this write's rows. The group writer runs one
+/// job at a time, and a group begins only once the one before committed,
+/// so of two writes of the same content the second to run sees the first,
+/// as a read after each commit would. A read that fails costs the warning,
+/// never the write.
 pub(crate) async fn claim_and_insert_in(
     tx: &mut WriteTx,
     record: &OperationRecord,
     rows: &[NewRow],
     savepoint: &mut Savepoint,
-) -> Result<bool, KitchenError> {
+    warn_since: Option<OffsetDateTime>,
+) -> Result<Batched, KitchenError> {
     let WriteTx::Sqlite(conn) = tx else {
         return Err(KitchenError::CorruptRecord(
             "a batch of SQLite statements reached a PostgreSQL transaction".into(),
@@ -208,23 +232,27 @@ pub(crate) async fn claim_and_insert_in(
     let sql = format!(
         "{}; {}",
         savepoint.opening(),
-        batch(rows.iter().map(NewRow::insert_statement))
+        batch(
+            rows.iter().map(NewRow::insert_statement),
+            warn_since.is_some()
+        )
     );
     let changes = changes_of(rows)?;
     let result = write::stored_result(record, shared_description(rows));
     // As above: the store's own statements and numbered parameters only.
-    let query = bind_planned!(
+    let mut query = bind_planned!(
         sqlx::query(sqlx::AssertSqlSafe(sql)),
         record,
         result,
         rows,
         &changes
     );
+    if let Some(since) = warn_since {
+        query = duplicates::bind_earlier!(query, record, since);
+    }
     // One result per statement, in order, each as it completes: the
-    // savepoint's first, then the claim's and each row's. The rows each of
-    // those changed, added up: the claim and every row, or nothing at all.
-    // (Not the savepoint's: SQLite counts a statement that changes no row
-    // as the last one that did.)
+    // savepoint's first, then the claim's and each row's, then the
+    // guard's row, if any, and its end.
     savepoint.sending();
     let mut results = sqlx::Executor::fetch_many(&mut **conn, query);
     for _ in 0..savepoint.opening_statements() {
@@ -235,20 +263,50 @@ pub(crate) async fn claim_and_insert_in(
         };
     }
     savepoint.opened();
+    // The rows the claim and each row changed, added up: the claim and
+    // every row, or nothing at all. (Counted per statement: SQLite counts
+    // a statement that changes no row, the guard's read among them, as
+    // the last one that did.)
     let mut changed = 0;
-    while let Some(result) = results.try_next().await? {
-        if let Either::Left(done) = result {
-            changed += done.rows_affected();
+    for _ in 0..=rows.len() {
+        let Some(Either::Left(done)) = results.try_next().await? else {
+            return Err(KitchenError::CorruptRecord(
+                "a planned write's batch did not insert as its statements say".into(),
+            ));
+        };
+        changed += done.rows_affected();
+    }
+    let claimed = match changed {
+        0 => false,
+        n if n == 1 + rows.len() as u64 => true,
+        n => {
+            return Err(KitchenError::CorruptRecord(format!(
+                "a planned write changed {n} rows, neither none nor its claim and {} rows",
+                rows.len()
+            )));
+        }
+    };
+    // The write is done (or the key taken); what is left is the read.
+    let mut earlier = Ok(None);
+    while let Some(result) = results.try_next().await.transpose() {
+        match result {
+            Ok(Either::Right(row)) if claimed => {
+                earlier = duplicates::earlier_of_row(record, &row).map(Some);
+            }
+            Ok(_) => {}
+            Err(e) => {
+                earlier = Err(e.into());
+                break;
+            }
         }
     }
-    match changed {
-        0 => Ok(false),
-        n if n == 1 + rows.len() as u64 => Ok(true),
-        n => Err(KitchenError::CorruptRecord(format!(
-            "a planned write changed {n} rows, neither none nor its claim and {} rows",
-            rows.len()
-        ))),
-    }
+    Ok(if claimed {
+        Batched::Claimed {
+            possible_duplicate_of: duplicates::warning(earlier),
+        }
+    } else {
+        Batched::Taken
+    })
 }
 
 /// Each of `inserts` (an `INSERT … VALUES (…)` of the store) as its head
@@ -283,11 +341,20 @@ pub(crate) fn statement<'s>(inserts: impl IntoIterator<Item = &'s str>) -> Strin
 }
 
 /// The batch (SQLite) that claims a key and inserts rows made by
-/// `inserts`, each only if the statement before it inserted its row.
-fn batch<'s>(inserts: impl IntoIterator<Item = &'s str>) -> String {
+/// `inserts`, each only if the statement before it inserted its row; then,
+/// with `read_guard`, the likely-duplicate guard's read, its parameters
+/// after all of those.
+fn batch<'s>(inserts: impl IntoIterator<Item = &'s str>, read_guard: bool) -> String {
     let mut sql = CLAIM.to_string();
     for (head, params) in after_the_claim(inserts) {
         sql.push_str(&format!("; {head} SELECT {params} WHERE changes() = 1"));
+    }
+    if read_guard {
+        // Each parameter appears once in the batch, so the next is one
+        // past as many as there are.
+        let next = sql.matches('$').count() + 1;
+        sql.push_str("; ");
+        sql.push_str(&duplicates::earlier_write_numbered_from(next));
     }
     sql
 }
@@ -315,7 +382,7 @@ mod tests {
 
     #[test]
     fn the_batch_inserts_each_row_only_after_the_statement_before_inserted_one() {
-        let sql = batch([INSERT_TICKET, INSERT_HISTORY]);
+        let sql = batch([INSERT_TICKET, INSERT_HISTORY], false);
         assert!(sql.starts_with(CLAIM), "{sql}");
         assert!(sql.contains("; INSERT INTO tickets"), "{sql}");
         assert!(sql.contains(
@@ -327,6 +394,17 @@ mod tests {
             ),
             "{sql}"
         );
+    }
+
+    #[test]
+    fn the_guards_read_ends_the_batch_with_the_parameters_after_the_rows() {
+        let without = batch([INSERT_TICKET, INSERT_HISTORY], false);
+        let with = batch([INSERT_TICKET, INSERT_HISTORY], true);
+        assert_eq!(
+            with,
+            format!("{without}; {}", duplicates::earlier_write_numbered_from(37))
+        );
+        assert!(with.contains("tenant_id = $37 AND action = $38"), "{with}");
     }
 
     #[test]

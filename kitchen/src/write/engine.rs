@@ -13,6 +13,7 @@ use crate::outcome::{Outcome, RETRY_AFTER, Receipt, Refusal};
 use crate::store::group_commit::{
     BoxFuture, GroupWriter, JobError, Savepoint, Statements, Verdict,
 };
+use crate::store::planned::Batched;
 use crate::store::postgres::PgPool;
 use crate::store::write::WriteTx;
 use crate::store::{self, Db, is_lock_timeout, write};
@@ -69,9 +70,11 @@ impl Engine {
     /// claimed it, after a lock on the content: of two racing writes of the
     /// same content, one is made and the other refused. With
     /// `warn_duplicates` (the guard in `warn` mode, its window), a write it
-    /// creates names such an earlier write in its receipt, read after the
-    /// commit (each of two racing writes then reads after its own commit, so
-    /// at least the second sees the first).
+    /// creates names such an earlier write in its receipt, read after its
+    /// own rows: after the commit, or for a create in SQLite's group writer
+    /// as the last statement of its batch (one job at a time, so there
+    /// too each of two racing writes reads after its own write, and at
+    /// least the second sees the first).
     pub(crate) async fn perform<A: WriteAction>(
         &self,
         actor: Actor,
@@ -288,15 +291,23 @@ impl Engine {
                 Self::try_in_one_statement(pool, record, planned, warn_since).await?
             }
             (planned, Some(writer), _) => {
+                // A planned write reads the guard's warning in its own
+                // batch, any other after its group committed.
+                let reads_in_batch = planned.is_some();
                 let attempt = GroupJob::<A> {
                     record: record.clone(),
                     command: command.clone(),
                     context: context.clone(),
                     planned: planned.cloned(),
                     duplicates_since,
+                    warn_since: warn_since.filter(|_| reads_in_batch),
                 };
                 let tried = Self::try_in_group(writer, attempt).await?;
-                self.warned(tried, warn_since).await
+                if reads_in_batch {
+                    tried
+                } else {
+                    self.warned(tried, warn_since).await
+                }
             }
             (_, None, _) => {
                 let tried = self
@@ -459,16 +470,28 @@ impl Engine {
         record: &OperationRecord,
         planned: Planned<R>,
         duplicates_since: Option<OffsetDateTime>,
+        warn_since: Option<OffsetDateTime>,
         savepoint: &mut Savepoint,
     ) -> Result<(Verdict, Try<R>), KitchenError> {
         let (snapshot, operation) = planned_record(record, &planned.result, planned.ticket)?;
+        let mut possible_duplicate_of = None;
         if duplicates_since.is_none() {
             // Nothing to read between the claim and the rows: one call,
-            // which opens the job's savepoint too.
-            if !store::planned::claim_and_insert_in(tx, &operation, &planned.rows, savepoint)
-                .await?
+            // which opens the job's savepoint too, and reads the guard's
+            // warning after the rows.
+            match store::planned::claim_and_insert_in(
+                tx,
+                &operation,
+                &planned.rows,
+                savepoint,
+                warn_since,
+            )
+            .await?
             {
-                return Ok((Verdict::Discard, Try::Taken));
+                Batched::Taken => return Ok((Verdict::Discard, Try::Taken)),
+                Batched::Claimed {
+                    possible_duplicate_of: earlier,
+                } => possible_duplicate_of = earlier,
             }
         } else {
             let shared = store::planned::shared_description(&planned.rows);
@@ -483,7 +506,7 @@ impl Engine {
         Ok((
             Verdict::Keep,
             Try::Done(Outcome::Created(Receipt {
-                possible_duplicate_of: None,
+                possible_duplicate_of,
                 result: planned.result,
                 snapshot,
                 operation,
@@ -520,6 +543,9 @@ struct GroupJob<A: WriteAction> {
     /// is read between the claim and them.
     planned: Option<Planned<A::Result>>,
     duplicates_since: Option<OffsetDateTime>,
+    /// The guard's window for a planned write, which reads its warning in
+    /// its own batch; `None` for any other (it reads after the commit).
+    warn_since: Option<OffsetDateTime>,
 }
 
 impl<A: WriteAction> Statements for GroupJob<A> {
@@ -556,6 +582,7 @@ impl<A: WriteAction> Statements for GroupJob<A> {
                         &self.record,
                         planned,
                         self.duplicates_since,
+                        self.warn_since,
                         savepoint,
                     )
                     .await

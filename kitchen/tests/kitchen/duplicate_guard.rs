@@ -4,7 +4,8 @@
 //! refused with the key left unused (`confirm`), unless the caller says it
 //! means a new one. Replays and conflicts never meet the guard; it never
 //! looks across tenants or past its window; in `confirm`, two racing
-//! writes of the same content (one kitchen or two) make one effect.
+//! writes of the same content (one kitchen or two) make one effect; in
+//! `warn`, of racing writes all but at most one are pointed at another.
 
 use std::time::Duration;
 
@@ -382,6 +383,47 @@ async fn in_confirm_racing_fresh_keys_make_one_effect_across_two_instances(db: T
     two.close().await;
 }
 
+/// Eight fresh-key creates of one content at once, spread over two
+/// instances, with the guard warning (the default): all eight are made,
+/// and every one but at most the first to be written points at another of
+/// them. Each reads after its own write, so of any two the later reader
+/// sees the other.
+async fn in_warn_racing_fresh_keys_are_all_made_and_all_but_one_point_at_another(db: TestDatabase) {
+    let one = db.kitchen().await;
+    let two = Kitchen::connect(db.url(), KitchenConfig::default())
+        .await
+        .expect("a second instance");
+    let (tenant, _) = tenant_with_token(&one, "acme").await;
+    let request = draft("ops", "Everything is down");
+    let keys: Vec<_> = (0..8).map(|_| fresh_key()).collect();
+    let writes = keys.iter().enumerate().map(|(i, key)| {
+        let kitchen = if i % 2 == 0 { one.clone() } else { two.clone() };
+        let request = request.clone();
+        let key = key.clone();
+        async move {
+            let outcome = kitchen
+                .write::<CreateTicket>(tenant.id, &key, &request)
+                .await
+                .expect("write");
+            (key, created(outcome))
+        }
+    });
+    let made = futures::future::join_all(writes).await;
+    let unwarned = made
+        .iter()
+        .filter(|(_, receipt)| receipt.possible_duplicate_of.is_none())
+        .count();
+    assert!(unwarned <= 1, "{unwarned} of 8 made without a warning");
+    for (key, receipt) in &made {
+        if let Some(of) = &receipt.possible_duplicate_of {
+            assert_ne!(&of.key, key, "never itself");
+            assert!(keys.contains(&of.key), "one of the eight: {of:?}");
+        }
+    }
+    assert_eq!(ticket_count(&one, tenant.id).await, 8);
+    two.close().await;
+}
+
 /// A kitchen in front of `provider`, its guard in `mode`.
 async fn remote_kitchen(db: &TestDatabase, provider: &FakeProvider, mode: GuardMode) -> Kitchen {
     db.kitchen_with(KitchenConfig {
@@ -454,4 +496,5 @@ kitchen::on_both_databases!(
     a_comment_repeated_on_the_same_ticket_is_flagged_on_another_is_not,
     a_tenant_override_wins_over_the_deployment_and_can_be_taken_back,
     in_confirm_racing_fresh_keys_make_one_effect_across_two_instances,
+    in_warn_racing_fresh_keys_are_all_made_and_all_but_one_point_at_another,
 );

@@ -29,7 +29,6 @@
 
 use futures::TryStreamExt as _;
 use sqlx::Either;
-
 use time::OffsetDateTime;
 
 use crate::KitchenError;

@@ -543,8 +543,9 @@ struct GroupJob<A: WriteAction> {
     /// is read between the claim and them.
     planned: Option<Planned<A::Result>>,
     duplicates_since: Option<OffsetDateTime>,
-    /// The guard's window for a planned write, which reads its warning in
-    /// its own batch; `None` for any other (it reads after the commit).
+    /// Since when the guard looks (`warn` mode), for a planned write, which
+    /// reads its warning in its own batch; `None` for any other (it reads
+    /// after the commit).
     warn_since: Option<OffsetDateTime>,
 }
 

@@ -14,7 +14,7 @@ use kitchen::fake_provider::FakeProvider;
 use kitchen::testing::{TestDatabase, tenant_with_token};
 use kitchen::{
     Action, Clock, DuplicateGuard, EarlierWrite, EffectKind, GuardMode, Kitchen, KitchenConfig,
-    OperationState, Outcome, Refusal, TenantName, WriteOptions,
+    OperationKey, OperationState, Outcome, Refusal, Tenant, TenantName, Ticket, WriteOptions,
 };
 use time::OffsetDateTime;
 
@@ -331,12 +331,22 @@ async fn a_tenant_override_wins_over_the_deployment_and_can_be_taken_back(db: Te
     );
 }
 
-/// Eight fresh-key creates of one content at once, spread over two
-/// instances of the service: one is made, every other is refused pointing
-/// at it, and no refused key is used.
-async fn in_confirm_racing_fresh_keys_make_one_effect_across_two_instances(db: TestDatabase) {
-    let one = db.kitchen_with(guard(GuardMode::Confirm)).await;
-    let two = Kitchen::connect(db.url(), guard(GuardMode::Confirm))
+/// Eight creates of one content under fresh keys, fired at once and
+/// spread over two instances on one database.
+struct Race {
+    /// The first instance, to look with.
+    one: Kitchen,
+    /// The second, to close.
+    two: Kitchen,
+    tenant: Tenant,
+    keys: Vec<OperationKey>,
+    /// Each key's outcome, in the order of `keys`.
+    outcomes: Vec<Outcome<Ticket>>,
+}
+
+async fn race_eight_fresh_keys(db: &TestDatabase, config: KitchenConfig) -> Race {
+    let one = db.kitchen_with(config.clone()).await;
+    let two = Kitchen::connect(db.url(), config)
         .await
         .expect("a second instance");
     let (tenant, _) = tenant_with_token(&one, "acme").await;
@@ -354,9 +364,24 @@ async fn in_confirm_racing_fresh_keys_make_one_effect_across_two_instances(db: T
         }
     });
     let outcomes = futures::future::join_all(writes).await;
+    Race {
+        one,
+        two,
+        tenant,
+        keys,
+        outcomes,
+    }
+}
+
+/// Eight fresh-key creates of one content at once, spread over two
+/// instances of the service: one is made, every other is refused pointing
+/// at it, and no refused key is used.
+async fn in_confirm_racing_fresh_keys_make_one_effect_across_two_instances(db: TestDatabase) {
+    let race = race_eight_fresh_keys(&db, guard(GuardMode::Confirm)).await;
+    let (one, keys, outcomes) = (&race.one, &race.keys, race.outcomes);
     let made: Vec<_> = outcomes
         .iter()
-        .zip(&keys)
+        .zip(keys)
         .filter_map(|(outcome, key)| match outcome {
             Outcome::Created(receipt) => Some((key.clone(), receipt.result.id)),
             _ => None,
@@ -364,7 +389,7 @@ async fn in_confirm_racing_fresh_keys_make_one_effect_across_two_instances(db: T
         .collect();
     assert_eq!(made.len(), 1, "one is made: {outcomes:?}");
     let (made_key, made_id) = made[0].clone();
-    for (outcome, key) in outcomes.into_iter().zip(&keys) {
+    for (outcome, key) in outcomes.into_iter().zip(keys) {
         if *key == made_key {
             continue;
         }
@@ -372,15 +397,15 @@ async fn in_confirm_racing_fresh_keys_make_one_effect_across_two_instances(db: T
         assert_eq!(of.key, made_key);
         assert_eq!(of.ticket_id, Some(made_id));
         assert!(
-            one.operation(tenant.id, Action::CreateTicket, key)
+            one.operation(race.tenant.id, Action::CreateTicket, key)
                 .await
                 .expect("lookup")
                 .is_none(),
             "a refused key stays unused"
         );
     }
-    assert_eq!(ticket_count(&one, tenant.id).await, 1);
-    two.close().await;
+    assert_eq!(ticket_count(one, race.tenant.id).await, 1);
+    race.two.close().await;
 }
 
 /// Eight fresh-key creates of one content at once, spread over two
@@ -389,26 +414,13 @@ async fn in_confirm_racing_fresh_keys_make_one_effect_across_two_instances(db: T
 /// them. Each reads after its own write, so of any two the later reader
 /// sees the other.
 async fn in_warn_racing_fresh_keys_are_all_made_and_all_but_one_point_at_another(db: TestDatabase) {
-    let one = db.kitchen().await;
-    let two = Kitchen::connect(db.url(), KitchenConfig::default())
-        .await
-        .expect("a second instance");
-    let (tenant, _) = tenant_with_token(&one, "acme").await;
-    let request = draft("ops", "Everything is down");
-    let keys: Vec<_> = (0..8).map(|_| fresh_key()).collect();
-    let writes = keys.iter().enumerate().map(|(i, key)| {
-        let kitchen = if i % 2 == 0 { one.clone() } else { two.clone() };
-        let request = request.clone();
-        let key = key.clone();
-        async move {
-            let outcome = kitchen
-                .write::<CreateTicket>(tenant.id, &key, &request)
-                .await
-                .expect("write");
-            (key, created(outcome))
-        }
-    });
-    let made = futures::future::join_all(writes).await;
+    let race = race_eight_fresh_keys(&db, guard(GuardMode::Warn)).await;
+    let keys = &race.keys;
+    let made: Vec<_> = keys
+        .iter()
+        .zip(race.outcomes)
+        .map(|(key, outcome)| (key, created(outcome)))
+        .collect();
     let unwarned = made
         .iter()
         .filter(|(_, receipt)| receipt.possible_duplicate_of.is_none())
@@ -416,12 +428,12 @@ async fn in_warn_racing_fresh_keys_are_all_made_and_all_but_one_point_at_another
     assert!(unwarned <= 1, "{unwarned} of 8 made without a warning");
     for (key, receipt) in &made {
         if let Some(of) = &receipt.possible_duplicate_of {
-            assert_ne!(&of.key, key, "never itself");
+            assert_ne!(&of.key, *key, "never itself");
             assert!(keys.contains(&of.key), "one of the eight: {of:?}");
         }
     }
-    assert_eq!(ticket_count(&one, tenant.id).await, 8);
-    two.close().await;
+    assert_eq!(ticket_count(&race.one, race.tenant.id).await, 8);
+    race.two.close().await;
 }
 
 /// A kitchen in front of `provider`, its guard in `mode`.

@@ -291,9 +291,11 @@ impl Engine {
                 Self::try_in_one_statement(pool, record, planned, warn_since).await?
             }
             (planned, Some(writer), _) => {
-                // A planned write reads the guard's warning in its own
-                // batch, any other after its group committed.
-                let reads_in_batch = planned.is_some();
+                // A planned write with nothing to read before its rows is
+                // one batch (`GroupJob::opens_savepoint`), which reads the
+                // guard's warning too; any other reads it after its group
+                // committed.
+                let reads_in_batch = planned.is_some() && duplicates_since.is_none();
                 let attempt = GroupJob::<A> {
                     record: record.clone(),
                     command: command.clone(),
